@@ -1,0 +1,41 @@
+# The two commands a newcomer needs: `make run` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+DATA_DIR ?= ./.wasdi-data
+HOST ?= 127.0.0.1
+PORT ?= 8080
+
+.PHONY: run test lint typecheck bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.stamp-run: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.stamp-test: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@ $(VENV)/.stamp-run
+
+run: $(VENV)/.stamp-run
+	$(BIN)/wasdi-server serve --data-dir $(DATA_DIR) --host $(HOST) --port $(PORT) --init-admin
+
+test: $(VENV)/.stamp-test
+	$(BIN)/ruff check src tests bench examples
+	$(BIN)/mypy --strict src/wasdi_sdk
+	$(BIN)/python -m pytest -n 2 tests
+
+lint: $(VENV)/.stamp-test
+	$(BIN)/ruff check src tests bench examples
+
+typecheck: $(VENV)/.stamp-test
+	$(BIN)/mypy --strict src/wasdi_sdk
+
+bench: $(VENV)/.stamp-test
+	$(BIN)/python bench/server_overhead.py
+
+clean:
+	rm -rf $(VENV) build dist src/*.egg-info
