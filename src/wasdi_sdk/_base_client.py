@@ -1,0 +1,279 @@
+"""Transport, retries and the mapping of the three failure styles to exceptions.
+
+Resource modules stay declarative: they name a catalogue endpoint and pass its arguments;
+everything about building the request and reading the answer happens here, once.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import IO, Any
+from urllib.parse import quote
+
+import httpx
+
+from . import _exceptions as exc
+from .catalog import Auth, BodyKind, Endpoint, FailureKind, ParamType, ResponseKind, Style, endpoint
+from .models import MODELS, WasdiModel
+
+DEFAULT_BASE_URL = "https://www.wasdi.net/wasdiwebserver/rest"
+DEFAULT_TIMEOUT = 120.0
+DEFAULT_MAX_RETRIES = 2
+SESSION_HEADER = "x-session-token"
+RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+
+QueryValue = str | int | float | bool | list[str] | None
+FileInput = IO[bytes] | bytes | tuple[str, IO[bytes] | bytes]
+
+
+@dataclass
+class RawResponse:
+    """The HTTP response of a call made through ``with_raw_response``; ``parse()`` gives the result."""
+
+    http_response: httpx.Response
+    _parse: Callable[[], Any]
+
+    @property
+    def status_code(self) -> int:
+        return self.http_response.status_code
+
+    @property
+    def headers(self) -> httpx.Headers:
+        return self.http_response.headers
+
+    def parse(self) -> Any:
+        return self._parse()
+
+
+def encode_query_value(param_type: ParamType, value: Any) -> str:
+    """A query value as the service reads it (booleans ``true``/``false``, lists comma separated)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if param_type is ParamType.STR_LIST and isinstance(value, list | tuple):
+        return ",".join(str(v) for v in value)
+    return str(value)
+
+
+class BaseClient:
+    """Holds the HTTP client and the session; turns catalogue calls into requests and results."""
+
+    def __init__(self, *, base_url: str | None = None, session_token: str | None = None,
+                 timeout: float | httpx.Timeout | None = None, max_retries: int = DEFAULT_MAX_RETRIES,
+                 http_client: httpx.Client | None = None, default_headers: Mapping[str, str] | None = None) -> None:
+        self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
+        self.session_token = session_token
+        self.timeout: float | httpx.Timeout = DEFAULT_TIMEOUT if timeout is None else timeout
+        self.max_retries = max(0, max_retries)
+        self._owns_http_client = http_client is None
+        self._http = http_client or httpx.Client(timeout=self.timeout)
+        self._default_headers = dict(default_headers or {})
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def close(self) -> None:
+        """Close the HTTP client if this client created it."""
+        if self._owns_http_client:
+            self._http.close()
+
+    # -- requests --------------------------------------------------------------------------
+    def build_request(self, ep: Endpoint, *, query: Mapping[str, Any] | None = None,
+                      path: Mapping[str, str] | None = None, body: Any = None,
+                      files: Mapping[str, FileInput] | None = None,
+                      extra_headers: Mapping[str, str] | None = None,
+                      extra_query: Mapping[str, Any] | None = None,
+                      timeout: float | httpx.Timeout | None = None) -> httpx.Request:
+        """The ``httpx.Request`` for calling ``ep`` with these arguments."""
+        url_path = ep.path
+        for name in ep.path_params:
+            value = (path or {}).get(name)
+            if not value:
+                raise exc.BadRequestError(f"missing path parameter {name}", endpoint=ep.name)
+            url_path = url_path.replace("{" + name + "}", quote(str(value), safe=""))
+        params: list[tuple[str, str | int | float | bool | None]] = []
+        given = dict(query or {})
+        for p in ep.query:
+            value = given.pop(p.name, None)
+            if value is None:
+                if p.required:
+                    raise exc.BadRequestError(f"missing required parameter {p.name}", endpoint=ep.name)
+                continue
+            params.append((p.name, encode_query_value(p.type, value)))
+        for name, value in {**given, **(extra_query or {})}.items():
+            if value is not None:
+                params.append((name, encode_query_value(ParamType.STR, value)))
+        headers = dict(self._default_headers)
+        if self.session_token and ep.auth is not Auth.PUBLIC:
+            headers[SESSION_HEADER] = self.session_token
+        content: bytes | None = None
+        data: dict[str, str] | None = None
+        send_files: dict[str, Any] | None = None
+        kind = ep.body.kind
+        if kind is BodyKind.JSON or kind is BodyKind.JSON_LIST:
+            if body is not None or ep.body.required:
+                payload = body.to_wire() if isinstance(body, WasdiModel) else body
+                content = json.dumps(payload).encode()
+                headers["Content-Type"] = "application/json"
+        elif kind is BodyKind.TEXT:
+            if body is not None:
+                content = body.encode() if isinstance(body, str) else bytes(body)
+                headers["Content-Type"] = "text/plain; charset=utf-8"
+        elif kind is BodyKind.FORM:
+            data = {str(k): str(v) for k, v in (body or {}).items()}
+        elif kind is BodyKind.MULTIPART:
+            send_files = dict(files or {})
+        headers.update(extra_headers or {})
+        return self._http.build_request(
+            ep.method, self.base_url + url_path, params=params, headers=headers, content=content,
+            data=data, files=send_files, timeout=self.timeout if timeout is None else timeout)
+
+    def send(self, ep: Endpoint, request: httpx.Request, *, stream: bool = False) -> httpx.Response:
+        """Send with retries where that is safe: connection errors, 408/429/5xx, idempotent calls."""
+        attempts = 1 + (self.max_retries if ep.retry_safe and request.headers.get("content-type", "")
+                        .find("multipart") < 0 else 0)
+        for attempt in range(attempts):
+            last = attempt == attempts - 1
+            try:
+                response = self._http.send(request, stream=stream)
+            except httpx.TimeoutException as e:
+                if last:
+                    raise exc.APITimeoutError(f"{ep.method} {ep.path} timed out") from e
+            except httpx.TransportError as e:
+                if last:
+                    raise exc.APIConnectionError(f"cannot reach {self.base_url}: {e}") from e
+            else:
+                if response.status_code not in RETRY_STATUSES or last:
+                    return response
+                response.close()
+            time.sleep(self._backoff(attempt))
+        raise AssertionError("unreachable")
+
+    @staticmethod
+    def _backoff(attempt: int) -> float:
+        return float(min(8.0, 0.5 * 2 ** attempt) * (0.75 + random.random() / 2))
+
+    def call(self, name: str, *, query: Mapping[str, Any] | None = None, path: Mapping[str, str] | None = None,
+             body: Any = None, files: Mapping[str, FileInput] | None = None, raw: bool = False,
+             extra_headers: Mapping[str, str] | None = None, extra_query: Mapping[str, Any] | None = None,
+             timeout: float | httpx.Timeout | None = None) -> Any:
+        """Call the catalogue endpoint ``name`` and return its parsed result (or raise)."""
+        ep = endpoint(name)
+        request = self.build_request(ep, query=query, path=path, body=body, files=files,
+                                     extra_headers=extra_headers, extra_query=extra_query, timeout=timeout)
+        response = self.send(ep, request)
+        if raw:
+            return RawResponse(response, lambda: parse_response(ep, response))
+        return parse_response(ep, response)
+
+    def stream(self, name: str, *, query: Mapping[str, Any] | None = None,
+               extra_headers: Mapping[str, str] | None = None, extra_query: Mapping[str, Any] | None = None,
+               timeout: float | httpx.Timeout | None = None) -> httpx.Response:
+        """Open a streamed download; the caller must close the response.  Failures raise."""
+        ep = endpoint(name)
+        request = self.build_request(ep, query=query, extra_headers=extra_headers, extra_query=extra_query,
+                                     timeout=timeout)
+        response = self.send(ep, request, stream=True)
+        if response.status_code != 200:
+            response.read()
+            response.close()
+            parse_response(ep, response)
+        return response
+
+
+# -- reading answers -------------------------------------------------------------------------
+def _decode_json(ep: Endpoint, response: httpx.Response) -> Any:
+    text = response.text
+    if not text.strip():
+        return None
+    try:
+        return json.loads(text)
+    except ValueError as e:
+        raise exc.UnexpectedResponseError(f"the answer is not JSON: {text[:200]!r}", style=ep.style,
+                                          status=response.status_code, body=text, response=response,
+                                          endpoint=ep.name) from e
+
+
+def _raise(cls: type[exc.APIError], message: str, ep: Endpoint, response: httpx.Response, style: Style,
+           status: int | None, body: Any) -> None:
+    raise cls(message, style=style, status=status, body=body, response=response, endpoint=ep.name)
+
+
+def _status_failure(ep: Endpoint, response: httpx.Response) -> None:
+    status = response.status_code
+    body: Any
+    try:
+        body = response.json() if response.content else None
+    except ValueError:
+        body = response.text
+    message = ""
+    if isinstance(body, dict):
+        message = str(body.get("message") or body.get("stringValue") or "")
+    elif isinstance(body, str):
+        message = body[:500]
+    style = Style.STATUS if ep.style is Style.STATUS else ep.style
+    _raise(exc.error_class_for(status), message or response.reason_phrase or "request failed", ep, response,
+           style, status, body)
+
+
+def _primitive_failure(ep: Endpoint, response: httpx.Response, body: Any) -> None:
+    if isinstance(body, dict) and body.get("boolValue", body.get("BoolValue")) is False:
+        code = body.get("intValue", body.get("IntValue"))
+        code = code if isinstance(code, int) and code >= 100 else ep.failure.meaning
+        message = str(body.get("stringValue") or body.get("StringValue") or "the service refused the request")
+        _raise(exc.error_class_for(code), message, ep, response, Style.MARKER, code, body)
+
+
+def parse_response(ep: Endpoint, response: httpx.Response) -> Any:
+    """The result of ``ep`` read from ``response``, or the exception its failure style means."""
+    status = response.status_code
+    kind = ep.failure.kind
+    if kind is FailureKind.PRIMITIVE_WITH_STATUS and status != 200:
+        body = _decode_json(ep, response) if response.content else None
+        _primitive_failure(ep, response, body)
+    if status == 204 and ep.style is Style.EMPTY:
+        # The original server answers 204 where the contract says "200 with null".
+        _raise(exc.EmptyResultError, "the service returned no result", ep, response, Style.EMPTY, status, None)
+    if status == 204 and ep.response.kind is ResponseKind.EMPTY:
+        return None
+    if not 200 <= status < 300:
+        _status_failure(ep, response)
+    rkind = ep.response.kind
+    if rkind is ResponseKind.EMPTY:
+        return None
+    if rkind is ResponseKind.BYTES:
+        return response.content
+    if rkind in (ResponseKind.TEXT, ResponseKind.HTML):
+        text = response.text
+        if kind is FailureKind.NULL and not text:
+            _raise(exc.EmptyResultError, "the service returned no result", ep, response, Style.EMPTY, status, text)
+        return text
+    body = _decode_json(ep, response)
+    if kind in (FailureKind.PRIMITIVE, FailureKind.PRIMITIVE_WITH_STATUS):
+        _primitive_failure(ep, response, body)
+    if body is None:
+        if rkind in (ResponseKind.MODEL_LIST, ResponseKind.STRING_LIST) and kind is FailureKind.EMPTY_LIST:
+            return []
+        _raise(exc.EmptyResultError, "the service returned no result", ep, response, Style.EMPTY, status, None)
+    if kind is FailureKind.MINUS_ONE and body == -1:
+        _raise(exc.EmptyResultError, "the service returned -1", ep, response, Style.EMPTY, status, body)
+    if rkind is ResponseKind.MODEL:
+        if not isinstance(body, dict):
+            _raise(exc.UnexpectedResponseError, f"expected an object, got {type(body).__name__}", ep, response,
+                   ep.style, status, body)
+        id_field = ep.failure.id_field
+        if kind in (FailureKind.INVALID_USER, FailureKind.DEFAULT_MODEL) and id_field and not body.get(id_field):
+            cls = exc.error_class_for(ep.failure.meaning) if ep.failure.meaning else exc.EmptyResultError
+            _raise(cls, f"the service returned no {id_field}", ep, response, ep.style, ep.failure.meaning, body)
+        if kind is FailureKind.RUNNING_ERROR and body.get("status") == "ERROR":
+            _raise(exc.APIError, str(body.get("message") or "the service refused the request"), ep, response,
+                   ep.style, None, body)
+        return MODELS[ep.response.model or ""].model_validate(body)
+    if rkind is ResponseKind.MODEL_LIST:
+        if not isinstance(body, list):
+            _raise(exc.UnexpectedResponseError, f"expected a list, got {type(body).__name__}", ep, response,
+                   ep.style, status, body)
+        model_cls = MODELS[ep.response.model or ""]
+        return [model_cls.model_validate(item) for item in body]
+    return body

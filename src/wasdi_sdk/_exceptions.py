@@ -1,0 +1,113 @@
+"""One exception hierarchy for the three ways the service signals failure.
+
+Exceptions are grouped by meaning, not by transport: ``except PermissionDeniedError`` catches a
+403 whether it came as an HTTP status (style A) or as ``intValue=403`` in a body (style B).
+The ``style`` attribute says which.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from .catalog import Style
+
+
+class WasdiError(Exception):
+    """Root of every error the SDK raises."""
+
+
+class APIError(WasdiError):
+    """The service answered, and the answer is a failure."""
+
+    def __init__(self, message: str, *, style: Style | None = None, status: int | None = None,
+                 body: Any = None, response: httpx.Response | None = None, endpoint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.style = style
+        """How the failure was signalled: ``Style.STATUS``, ``Style.MARKER`` or ``Style.EMPTY``."""
+        self.status = status
+        """The HTTP status (style A) or the status code carried in the body (style B)."""
+        self.body = body
+        self.response = response
+        self.endpoint = endpoint
+
+    def __str__(self) -> str:
+        where = f" [{self.endpoint}]" if self.endpoint else ""
+        code = f" (status {self.status})" if self.status is not None else ""
+        return f"{self.message}{code}{where}"
+
+
+class BadRequestError(APIError):
+    """400: invalid or missing input."""
+
+
+class AuthenticationError(APIError):
+    """401: no session, an expired session, or wrong credentials."""
+
+
+class PermissionDeniedError(APIError):
+    """403: authenticated, but not allowed."""
+
+
+class NotFoundError(APIError):
+    """404: the resource does not exist."""
+
+
+class ConflictError(APIError):
+    """409: the request conflicts with the current state (e.g. a name already in use)."""
+
+
+class NotModifiedError(APIError):
+    """304: nothing changed (already registered, same file content)."""
+
+
+class NoContentError(APIError):
+    """204: the download target is missing."""
+
+
+class ServerError(APIError):
+    """5xx: the server failed."""
+
+
+class EmptyResultError(APIError):
+    """Style C: the service answered 200 with null, -1, ERROR or a model with no identity.
+
+    The service does not say why (invalid session, no access or not found look the same).
+    An empty *list* is a legitimate answer and is returned, never raised.
+    """
+
+
+class UnexpectedResponseError(APIError):
+    """The body is not what the contract says this endpoint returns."""
+
+
+class APIConnectionError(WasdiError):
+    """The service could not be reached."""
+
+
+class APITimeoutError(APIConnectionError):
+    """The request timed out."""
+
+
+_BY_STATUS: dict[int, type[APIError]] = {
+    204: NoContentError,
+    304: NotModifiedError,
+    400: BadRequestError,
+    401: AuthenticationError,
+    403: PermissionDeniedError,
+    404: NotFoundError,
+    409: ConflictError,
+}
+
+
+def error_class_for(status: int | None) -> type[APIError]:
+    """The exception class that means ``status``."""
+    if status is None:
+        return APIError
+    if status in _BY_STATUS:
+        return _BY_STATUS[status]
+    if status >= 500:
+        return ServerError
+    return APIError

@@ -1,0 +1,41 @@
+"""/node: compute nodes and their sharing."""
+
+from ._types import (
+    B_PRIMITIVE,
+    C_EMPTY_LIST,
+    C_NULL,
+    EMPTY,
+    PRIMITIVE,
+    A,
+    Endpoint,
+    Style,
+    json_body,
+    model,
+    models,
+    q,
+    qbool,
+    qreq,
+)
+
+ENDPOINTS = (
+    Endpoint("nodes.list", "GET", "/node/allnodes", Style.EMPTY, C_NULL,
+             query=(qbool("all", False, doc="Include inactive nodes."),), response=models("NodeViewModel"),
+             summary="Nodes the user may use (admins: all active nodes)."),
+    Endpoint("nodes.get", "GET", "/node", Style.STATUS, A, query=(qreq("node"),),
+             response=model("NodeFullViewModel"), admin=True, statuses=(200, 400, 401, 500),
+             summary="Full details of a node."),
+    Endpoint("nodes.create", "POST", "/node", Style.STATUS, A, body=json_body("NodeFullViewModel"),
+             response=EMPTY, admin=True, mutates=True, statuses=(200, 400, 401, 500),
+             summary="Register a node with a unique nodeCode."),
+    Endpoint("nodes.update", "PUT", "/node", Style.STATUS, A, body=json_body("NodeFullViewModel"),
+             response=EMPTY, admin=True, mutates=True, statuses=(200, 400, 401, 500),
+             summary="Change a node, e.g. activate or deactivate it."),
+    Endpoint("nodes.share_add", "PUT", "/node/share/add", Style.MARKER, B_PRIMITIVE,
+             query=(qreq("node"), qreq("userId"), q("rights")), response=PRIMITIVE, admin=True, mutates=True,
+             statuses=(200, 400, 401, 403, 500), summary="Share a node with a user."),
+    Endpoint("nodes.share_list", "GET", "/node/share/bynode", Style.EMPTY, C_EMPTY_LIST, query=(qreq("node"),),
+             response=models("NodeSharingViewModel"), summary="Users a node is shared with."),
+    Endpoint("nodes.share_delete", "DELETE", "/node/share/delete", Style.MARKER, B_PRIMITIVE,
+             query=(qreq("node"), qreq("userId")), response=PRIMITIVE, mutates=True,
+             statuses=(200, 400, 401, 500), summary="Remove a user's sharing of a node."),
+)

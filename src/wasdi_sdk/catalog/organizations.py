@@ -1,0 +1,40 @@
+"""/organizations: organizations and their sharing."""
+
+from ._types import (
+    SUCCESS,
+    A,
+    Endpoint,
+    Style,
+    json_body,
+    model,
+    models,
+    q,
+    qreq,
+)
+
+ENDPOINTS = (
+    Endpoint("organizations.list", "GET", "/organizations/byuser", Style.STATUS, A,
+             response=models("OrganizationListViewModel"), statuses=(200, 401, 500),
+             summary="Organizations the user owns or that are shared with them."),
+    Endpoint("organizations.get", "GET", "/organizations/byId", Style.STATUS, A, query=(qreq("organization"),),
+             response=model("OrganizationViewModel"), statuses=(200, 400, 401, 403, 500),
+             summary="One organization, with its shared users."),
+    Endpoint("organizations.create", "POST", "/organizations/add", Style.STATUS, A,
+             body=json_body("OrganizationEditorViewModel"), response=SUCCESS, mutates=True,
+             statuses=(200, 400, 401, 500), summary="Create an organization with a unique name; message is its id."),
+    Endpoint("organizations.update", "PUT", "/organizations/update", Style.STATUS, A,
+             body=json_body("OrganizationEditorViewModel"), response=SUCCESS, mutates=True,
+             statuses=(200, 400, 401, 403, 500), summary="Change an organization (write permission needed)."),
+    Endpoint("organizations.delete", "DELETE", "/organizations/delete", Style.STATUS, A,
+             query=(qreq("organization"),), response=SUCCESS, mutates=True, statuses=(200, 400, 401, 500),
+             summary="Delete an organization (owner), or leave it (a user it is shared with)."),
+    Endpoint("organizations.share_add", "POST", "/organizations/share/add", Style.STATUS, A,
+             query=(qreq("organization"), qreq("userId"), q("rights")), response=SUCCESS, mutates=True,
+             statuses=(200, 400, 401, 403, 500), summary="Share an organization with a user."),
+    Endpoint("organizations.share_list", "GET", "/organizations/share/byorganization", Style.STATUS, A,
+             query=(qreq("organization"),), response=models("OrganizationSharingViewModel"),
+             statuses=(200, 400, 401, 403, 500), summary="Users an organization is shared with."),
+    Endpoint("organizations.share_delete", "DELETE", "/organizations/share/delete", Style.STATUS, A,
+             query=(qreq("organization"), qreq("userId")), response=SUCCESS, mutates=True,
+             statuses=(200, 400, 401, 403, 500), summary="Remove a user's sharing of an organization."),
+)

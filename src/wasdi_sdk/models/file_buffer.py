@@ -1,0 +1,42 @@
+"""Models of /filebuffer: imports, band publishing and broker messages."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._base import WasdiModel
+
+
+class ImageImportViewModel(WasdiModel):
+    """What to import into a workspace: a provider's file URL and where it goes."""
+
+    file_url: str | None = None
+    name: str | None = None
+    provider: str | None = None
+    workspace: str | None = None
+    bbox: str | None = None
+    parent: str | None = None
+    volume_name: str | None = None
+    volume_path: str | None = None
+    platform: str | None = None
+
+
+class RabbitMessageViewModel(WasdiModel):
+    """A broker message (also the answer of publishband)."""
+
+    message_code: str | None = None
+    message_result: str | None = None
+    """OK or KO."""
+    payload: Any = None
+    workspace_id: str | None = None
+
+
+class PublishBandResultViewModel(WasdiModel):
+    """Where a published band can be seen on the map server."""
+
+    bounding_box: str | None = None
+    band_name: str | None = None
+    layer_id: str | None = None
+    product_name: str | None = None
+    geoserver_bounding_box: str | None = None
+    geoserver_url: str | None = None

@@ -1,0 +1,78 @@
+"""Models of /subscriptions: subscriptions, their types, sharing and payment records."""
+
+from __future__ import annotations
+
+from ._base import WasdiModel
+
+
+class SubscriptionTypeViewModel(WasdiModel):
+    """A subscription (or credit package) type on sale."""
+
+    type_id: str | None = None
+    name: str | None = None
+    description: str | None = None
+
+
+class SubscriptionViewModel(WasdiModel):
+    """One subscription; dates are ISO-8601 strings (``yyyy-MM-ddTHH:mm:ss.SSSZ``)."""
+
+    subscription_id: str | None = None
+    name: str | None = None
+    description: str | None = None
+    type_id: str | None = None
+    type_name: str | None = None
+    buy_date: str | None = None
+    start_date: str | None = None
+    end_date: str | None = None
+    duration_days: int | None = None
+    user_id: str | None = None
+    organization_id: str | None = None
+    organization_name: str | None = None
+    buy_success: bool | None = None
+    read_only: bool | None = None
+
+
+class SubscriptionListViewModel(WasdiModel):
+    """A subscription as listed for the user, with why they have it."""
+
+    subscription_id: str | None = None
+    owner_user_id: str | None = None
+    name: str | None = None
+    type_id: str | None = None
+    type_name: str | None = None
+    start_date: str | None = None
+    end_date: str | None = None
+    organization_name: str | None = None
+    organization_id: str | None = None
+    reason: str | None = None
+    """owner, shared by <organization name>, or shared by user."""
+    buy_success: bool | None = None
+    running_time: int | None = None
+    read_only: bool | None = None
+
+
+class SubscriptionSharingViewModel(WasdiModel):
+    """A sharing of a subscription with a user."""
+
+    subscription_id: str | None = None
+    user_id: str | None = None
+    owner_id: str | None = None
+    permissions: str | None = None
+
+
+class PaymentDetail(WasdiModel):
+    """The payment provider's record of a checkout."""
+
+    client_reference_id: str | None = None
+    customer_name: str | None = None
+    customer_email: str | None = None
+    payment_intent_id: str | None = None
+    payment_status: str | None = None
+    payment_currency: str | None = None
+    payment_amount_in_cents: int | None = None
+    invoice_id: str | None = None
+    product_description: str | None = None
+    payment_date_in_seconds: int | None = None
+    date: int | None = None
+    """Epoch milliseconds."""
+    invoice_pdf_url: str | None = None
