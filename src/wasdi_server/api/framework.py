@@ -1,0 +1,260 @@
+"""Routing from the catalogue, and the one dispatcher every endpoint goes through.
+
+A resource module declares handlers with ``@handles("<endpoint name>")``.  The dispatcher
+authenticates the caller as the catalogue says, parses query parameters and the body, calls the
+handler, and answers success or failure in the endpoint's style.  Handlers never touch falcon
+responses or build failure bodies.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import falcon
+import pydantic
+from falcon import uri
+
+from wasdi_sdk.catalog import BY_NAME, Auth, BodyKind, Endpoint, Param, ParamType
+from wasdi_sdk.models import MODELS
+
+from ..errors import BadRequest, DomainError, ServerFailure, Unauthorized
+from .answers import Answer, failure, success
+
+if TYPE_CHECKING:
+    from ..services import Services
+    from ..services.identity import User
+
+log = logging.getLogger("wasdi_server")
+
+SESSION_HEADER = "x-session-token"
+TRUE_WORDS = frozenset({"true", "1", "yes", "on"})
+FALSE_WORDS = frozenset({"false", "0", "no", "off"})
+
+
+@dataclass
+class Call:
+    """One parsed request, as a handler sees it."""
+
+    endpoint: Endpoint
+    services: Services
+    request: falcon.Request
+    user: User | None
+    session_id: str | None
+    params: dict[str, Any]
+    path: dict[str, str]
+    body: Any = None
+    extra: dict[str, list[str]] = field(default_factory=dict)
+    """Query parameters the catalogue does not declare (raw values)."""
+
+    @property
+    def caller(self) -> User:
+        """The authenticated user (the dispatcher guarantees one for session endpoints)."""
+        if self.user is None:
+            raise Unauthorized("MSG_ERROR_INVALID_SESSION")
+        return self.user
+
+    @property
+    def base_url(self) -> str:
+        """The public base URL of this server, as the caller reached it (or as configured)."""
+        configured = self.services.settings.public_url
+        if configured:
+            return configured.rstrip("/")
+        return (self.request.prefix + self.request.context.get("base_path", "")).rstrip("/")
+
+
+Handler = Callable[[Call], Any]
+HANDLERS: dict[str, Handler] = {}
+
+
+def handles(name: str) -> Callable[[Handler], Handler]:
+    """Register the decorated function as the handler of catalogue endpoint ``name``."""
+    if name not in BY_NAME:
+        raise KeyError(f"{name} is not in the catalogue")
+
+    def register(func: Handler) -> Handler:
+        if name in HANDLERS:
+            raise ValueError(f"two handlers for {name}")
+        HANDLERS[name] = func
+        return func
+
+    return register
+
+
+# -- query parameters --------------------------------------------------------------------------
+def parse_bool(value: str) -> bool:
+    word = value.strip().lower()
+    if word in TRUE_WORDS:
+        return True
+    if word in FALSE_WORDS:
+        return False
+    raise BadRequest(f"not a boolean: {value[:40]!r}")
+
+
+def parse_param(param: Param, values: list[str], max_length: int) -> Any:
+    """The typed value of ``param`` from its raw occurrences in the query string."""
+    present = [v for v in values if v != ""]
+    if any(len(v) > max_length for v in values):
+        raise BadRequest(f"parameter {param.name} is too long")
+    if not present:
+        if param.required:
+            raise BadRequest(f"missing parameter {param.name}")
+        return param.default
+    first = present[0]
+    try:
+        if param.type is ParamType.BOOL:
+            return parse_bool(first)
+        if param.type is ParamType.INT:
+            return int(first.strip())
+        if param.type is ParamType.FLOAT:
+            return float(first.strip())
+    except ValueError as e:
+        raise BadRequest(f"parameter {param.name} is not a valid {param.type.value}: {first[:40]!r}") from e
+    if param.type is ParamType.STR_LIST:
+        return [item.strip() for v in present for item in v.split(",") if item.strip()]
+    return first
+
+
+def split_query(query_string: str) -> dict[str, list[str]]:
+    """Every query parameter with all its occurrences, in order (repeated parameters are kept)."""
+    raw = uri.parse_query_string(query_string, keep_blank=True, csv=False)
+    return {k: (v if isinstance(v, list) else [v]) for k, v in raw.items()}
+
+
+def parse_query(ep: Endpoint, occurrences: dict[str, list[str]], max_length: int) -> dict[str, Any]:
+    """The typed values of ``ep``'s declared parameters; removes them from ``occurrences``."""
+    return {p.name: parse_param(p, occurrences.pop(p.name, []), max_length) for p in ep.query}
+
+
+# -- bodies ------------------------------------------------------------------------------------
+def read_limited(req: falcon.Request, limit: int) -> bytes:
+    length = req.content_length
+    if length is not None and length > limit:
+        raise BadRequest(f"the body is larger than {limit} bytes")
+    data = req.bounded_stream.read(limit + 1)
+    if len(data) > limit:
+        raise BadRequest(f"the body is larger than {limit} bytes")
+    return bytes(data)
+
+
+def parse_body(ep: Endpoint, req: falcon.Request, limit: int) -> Any:
+    kind = ep.body.kind
+    if kind is BodyKind.NONE or kind is BodyKind.MULTIPART:
+        return None
+    raw = read_limited(req, limit)
+    if kind is BodyKind.TEXT:
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise BadRequest("the body is not UTF-8 text") from e
+        if not text.strip() and ep.body.required:
+            raise BadRequest("the body is empty")
+        return text
+    if kind is BodyKind.FORM:
+        return uri.parse_query_string(raw.decode("utf-8", "replace"), keep_blank=True, csv=False)
+    if not raw.strip():
+        if ep.body.required:
+            raise BadRequest("the body is empty")
+        return None
+    try:
+        data = json.loads(raw)
+    except ValueError as e:
+        raise BadRequest("the body is not valid JSON") from e
+    if kind is BodyKind.JSON_LIST:
+        if not isinstance(data, list):
+            raise BadRequest("the body must be a JSON array")
+        return data
+    if data is None:
+        if ep.body.required:
+            raise BadRequest("the body is empty")
+        return None
+    if not isinstance(data, dict):
+        raise BadRequest("the body must be a JSON object")
+    model_cls = MODELS[ep.body.model or ""]
+    try:
+        return model_cls.model_validate(data)
+    except pydantic.ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        raise BadRequest(f"invalid body: {where}: {first.get('msg', 'invalid value')}") from e
+
+
+# -- the dispatcher ----------------------------------------------------------------------------
+class EndpointResource:
+    """The falcon resource of one path; each method is one catalogue endpoint."""
+
+    def __init__(self, services: Services, endpoints: Mapping[str, tuple[Endpoint, Handler]]) -> None:
+        self.services = services
+        self.endpoints = dict(endpoints)
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, **path: str) -> None:
+        self.dispatch(req, resp, path)
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response, **path: str) -> None:
+        self.dispatch(req, resp, path)
+
+    def on_put(self, req: falcon.Request, resp: falcon.Response, **path: str) -> None:
+        self.dispatch(req, resp, path)
+
+    def on_delete(self, req: falcon.Request, resp: falcon.Response, **path: str) -> None:
+        self.dispatch(req, resp, path)
+
+    def dispatch(self, req: falcon.Request, resp: falcon.Response, path: dict[str, str]) -> None:
+        entry = self.endpoints.get(req.method)
+        if entry is None:
+            raise falcon.HTTPMethodNotAllowed(sorted(self.endpoints))
+        ep, handler = entry
+        try:
+            answer = success(ep, handler(self.parse(ep, req, path)))
+        except DomainError as error:
+            answer = failure(ep, error)
+        except Exception:
+            log.exception("unexpected failure in %s %s", ep.method, ep.path)
+            answer = failure(ep, ServerFailure("internal error"))
+        write_answer(resp, answer)
+
+    def parse(self, ep: Endpoint, req: falcon.Request, path: dict[str, str]) -> Call:
+        """Authenticate first (a bad session wins over bad input), then parse parameters and body."""
+        settings = self.services.settings
+        occurrences = split_query(req.query_string)
+        user = None
+        session_id = None
+        if ep.auth is not Auth.PUBLIC:
+            session_id = req.get_header(SESSION_HEADER) or None
+            if session_id is None and ep.auth is Auth.TOKEN:
+                session_id = (occurrences.get("token") or [""])[0] or None
+            user = self.services.sessions.resolve(session_id)
+            if user is None:
+                raise Unauthorized("MSG_ERROR_INVALID_SESSION")
+        params = parse_query(ep, occurrences, settings.max_param_length)
+        body = parse_body(ep, req, settings.max_json_body_bytes)
+        return Call(ep, self.services, req, user, session_id, params, path, body, occurrences)
+
+
+def write_answer(resp: falcon.Response, answer: Answer) -> None:
+    resp.status = falcon.code_to_http_status(answer.status)
+    if answer.status in (204, 304):
+        # These answers carry no content, so no Content-Type either (RFC 9110).
+        resp.content_type = None
+        return
+    resp.content_type = answer.media_type
+    for name, value in (answer.headers or {}).items():
+        resp.set_header(name, value)
+    if answer.stream is not None:
+        resp.stream = answer.stream
+        if answer.length is not None:
+            resp.content_length = answer.length
+    else:
+        resp.data = answer.body or b""
+
+
+def route_table(services: Services) -> dict[str, EndpointResource]:
+    """One resource per catalogue path that has a handler."""
+    by_path: dict[str, dict[str, tuple[Endpoint, Handler]]] = {}
+    for name, handler in HANDLERS.items():
+        ep = BY_NAME[name]
+        by_path.setdefault(ep.path, {})[ep.method] = (ep, handler)
+    return {path: EndpointResource(services, methods) for path, methods in by_path.items()}

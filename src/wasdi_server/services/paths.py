@@ -1,0 +1,79 @@
+"""The path guard: every user-supplied name that becomes part of a path goes through here."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+from ..errors import BadRequest
+
+MAX_NAME_LENGTH = 255
+_FORBIDDEN = re.compile(r"[/\\\x00-\x1f\x7f]")
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,199}$")
+
+
+def safe_name(name: str | None, what: str = "name") -> str:
+    """``name`` if it is a plain file or folder name: no separators, no ``..``, no control characters."""
+    if name is None or not name.strip():
+        raise BadRequest(f"missing {what}")
+    if len(name) > MAX_NAME_LENGTH:
+        raise BadRequest(f"{what} is too long")
+    if _FORBIDDEN.search(name) or ".." in name or name in (".", "~") or name != name.strip():
+        raise BadRequest(f"invalid {what}: {name[:60]!r}")
+    return name
+
+
+def safe_id(value: str | None, what: str = "id") -> str:
+    """An identifier used as a folder name (workspace ids, user ids)."""
+    if value is None or not _ID.match(value) or ".." in value:
+        raise BadRequest(f"invalid {what}")
+    return value
+
+
+def inside(root: Path, *parts: str) -> Path:
+    """``root/parts...`` after checking every part and that the result stays under ``root``."""
+    path = root.joinpath(*(safe_name(p, "path element") for p in parts))
+    resolved_root = root.resolve()
+    resolved = path.resolve()
+    if resolved != resolved_root and resolved_root not in resolved.parents:
+        raise BadRequest("path outside the data root")
+    return path
+
+
+def folder_size(path: Path) -> int:
+    """Total bytes of the regular files under ``path`` (0 if it does not exist)."""
+    total = 0
+    stack = [path]
+    while stack:
+        current = stack.pop()
+        try:
+            with os.scandir(current) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(Path(entry.path))
+                    elif entry.is_file(follow_symlinks=False):
+                        total += entry.stat(follow_symlinks=False).st_size
+        except FileNotFoundError:
+            continue
+    return total
+
+
+def remove_tree(path: Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def human_size(size: int) -> str:
+    """``0B``, ``512B``, ``12 KB``, ``3.4 GB`` (the text clients show for workspace storage)."""
+    if size <= 0:
+        return "0B"
+    units = ["B", "KB", "MB", "GB", "TB", "PB"]
+    value = float(size)
+    unit = 0
+    while value >= 1024 and unit < len(units) - 1:
+        value /= 1024
+        unit += 1
+    if unit == 0:
+        return f"{size}B"
+    return f"{value:.1f} {units[unit]}" if value < 10 else f"{round(value)} {units[unit]}"

@@ -1,0 +1,185 @@
+"""Workspaces: creation, listing, editing, deletion and sharing, with their files on disk."""
+
+from __future__ import annotations
+
+import logging
+import re
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..errors import MSG_INVALID_WORKSPACE, BadRequest, Forbidden, ServerFailure
+from ..store import Collection
+from .identity import User, now_ms
+from .naming import unique_name
+from .nodes import NodeService
+from .paths import folder_size, human_size, inside, remove_tree, safe_id
+from .sharing import READ, Resource, ShareOutcome, SharingService
+
+log = logging.getLogger("wasdi_server.workspaces")
+
+WORKSPACE = "workspace"
+DEFAULT_NAME = "Untitled Workspace"
+MAX_NAME_LENGTH = 200
+_BAD_NAME = re.compile(r"[/\\\x00-\x1f\x7f]")
+
+DeleteHook = Callable[[dict[str, Any], bool, bool], None]
+"""Called with (workspace record, delete files, delete layers) before the record goes."""
+
+
+def check_workspace_name(name: str) -> str:
+    """A display name: trimmed, bounded, no path separators, ``..`` or control characters."""
+    cleaned = name.strip()
+    if not cleaned or len(cleaned) > MAX_NAME_LENGTH or _BAD_NAME.search(cleaned) or ".." in cleaned:
+        raise BadRequest(f"invalid workspace name {name[:60]!r}")
+    return cleaned
+
+
+class WorkspaceService:
+    """The ``workspaces`` collection: ``{workspaceId, name, userId, creationDate, lastEditDate,
+    nodeCode, isPublic, storageSize}``; files under ``<files_root>/<owner>/<workspaceId>/``."""
+
+    def __init__(self, workspaces: Collection, processes: Collection, sharing: SharingService,
+                 nodes: NodeService, files_root: Path, cloud_provider: str = "local", sla_link: str = "") -> None:
+        self.workspaces = workspaces
+        self.processes = processes
+        self.sharing = sharing
+        self.nodes = nodes
+        self.files_root = files_root
+        self.cloud_provider = cloud_provider
+        self.sla_link = sla_link
+        self.delete_hooks: list[DeleteHook] = []
+
+    # -- lookups -------------------------------------------------------------------------------
+    @staticmethod
+    def resource(doc: dict[str, Any]) -> Resource:
+        return Resource(WORKSPACE, doc["workspaceId"], doc["userId"], doc.get("name") or "")
+
+    def load(self, workspace_id: str | None) -> dict[str, Any]:
+        """The record of ``workspace_id``; ``BadRequest`` when it is malformed or unknown."""
+        doc = self.workspaces.get(safe_id(workspace_id, "workspace")) if workspace_id else None
+        if doc is None:
+            raise BadRequest(MSG_INVALID_WORKSPACE)
+        return doc
+
+    def readable(self, user: User, workspace_id: str | None) -> dict[str, Any]:
+        doc = self.load(workspace_id)
+        if not (doc.get("isPublic") or self.sharing.can_read(user, self.resource(doc))):
+            raise Forbidden("MSG_ERROR_NO_ACCESS_RIGHTS_OBJECT_WORKSPACE")
+        return doc
+
+    def writable(self, user: User, workspace_id: str | None) -> dict[str, Any]:
+        doc = self.load(workspace_id)
+        self.sharing.require_write(user, self.resource(doc))
+        return doc
+
+    def folder(self, doc: dict[str, Any]) -> Path:
+        return inside(self.files_root, safe_id(doc["userId"], "owner"), safe_id(doc["workspaceId"], "workspace"))
+
+    def names_of(self, owner_id: str, exclude_id: str | None = None) -> list[str]:
+        return [d["name"] for d in self.workspaces.find(userId=owner_id) if d["workspaceId"] != exclude_id]
+
+    # -- creation and listing ------------------------------------------------------------------
+    def create(self, user: User, name: str | None = None, node: str | None = None) -> dict[str, Any]:
+        wanted = check_workspace_name(name) if name and name.strip() else DEFAULT_NAME
+        shared_nodes = set(self.sharing.shared_with(user.user_id, "node"))
+        node_code = self.nodes.choose(user, node, shared_nodes)
+        if node_code is None:
+            raise BadRequest(f"unknown or inactive node {node!r}")
+        stamp = now_ms()
+        with self.workspaces.transaction():
+            doc = self.workspaces.insert({
+                "workspaceId": str(uuid.uuid4()), "name": unique_name(wanted, self.names_of(user.user_id)),
+                "userId": user.user_id, "creationDate": stamp, "lastEditDate": stamp, "nodeCode": node_code,
+                "isPublic": False, "storageSize": 0,
+            })
+        self.folder(doc).mkdir(parents=True, exist_ok=True)
+        return doc
+
+    def list_for(self, user: User) -> list[dict[str, Any]]:
+        """WorkspaceListInfoViewModel fields of the workspaces the user owns or that are shared with them."""
+        owned = self.workspaces.find(userId=user.user_id)
+        shared = self.sharing.shared_with(user.user_id, WORKSPACE)
+        shared_docs = [d for d in (self.workspaces.get(wid) for wid in shared) if d is not None]
+        docs = owned + shared_docs
+        shared_users = self.sharing.sharings_by_resource(WORKSPACE, {d["workspaceId"] for d in docs})
+        return [{
+            "workspaceId": d["workspaceId"], "workspaceName": d["name"], "ownerUserId": d["userId"],
+            "sharedUsers": shared_users.get(d["workspaceId"], []),
+            "activeNode": self.nodes.is_usable(d.get("nodeCode")), "nodeCode": d.get("nodeCode"),
+            "creationDate": int(d.get("creationDate") or 0), "storageSize": human_size(int(d.get("storageSize") or 0)),
+            "isPublic": bool(d.get("isPublic")),
+            "readOnly": d["userId"] != user.user_id and shared[d["workspaceId"]]["permissions"] == READ,
+        } for d in docs]
+
+    def refresh_storage_size(self, doc: dict[str, Any]) -> int:
+        """Measure the workspace folder and record the size; the size in bytes."""
+        size = folder_size(self.folder(doc))
+        if size != doc.get("storageSize"):
+            self.workspaces.update(doc["workspaceId"], {"storageSize": size})
+        return size
+
+    def editor(self, user: User, workspace_id: str | None, own_url: str) -> dict[str, Any]:
+        """WorkspaceEditorViewModel fields; ``apiUrl`` is where the workspace's data calls go."""
+        doc = self.readable(user, workspace_id)
+        resource = self.resource(doc)
+        node_code = doc.get("nodeCode") or self.nodes.local_code
+        node = self.nodes.get(node_code)
+        return {
+            "workspaceId": doc["workspaceId"], "name": doc["name"], "userId": doc["userId"],
+            "apiUrl": self.nodes.api_url(node_code, own_url),
+            "creationDate": int(doc.get("creationDate") or 0), "lastEditDate": int(doc.get("lastEditDate") or 0),
+            "sharedUsers": [s["userId"] for s in self.sharing.sharings_of(resource)],
+            "nodeCode": node_code, "activeNode": self.nodes.is_usable(node_code),
+            "processesCount": self.processes.count(workspaceId=doc["workspaceId"]),
+            "cloudProvider": (node or {}).get("cloudProvider") or self.cloud_provider,
+            "slaLink": self.sla_link, "storageSize": human_size(self.refresh_storage_size(doc)),
+            "isPublic": bool(doc.get("isPublic")), "readOnly": not self.sharing.can_write(user, resource),
+        }
+
+    # -- changes -------------------------------------------------------------------------------
+    def update(self, user: User, workspace_id: str | None, name: str | None, is_public: bool | None) -> str:
+        """Rename (a taken name of the owner gets a suffix) and/or change visibility; the id."""
+        doc = self.writable(user, workspace_id)
+        changes: dict[str, Any] = {"lastEditDate": now_ms()}
+        with self.workspaces.transaction():
+            if name is not None and name.strip() != doc["name"]:
+                changes["name"] = unique_name(check_workspace_name(name),
+                                              self.names_of(doc["userId"], exclude_id=doc["workspaceId"]))
+            if is_public is not None:
+                changes["isPublic"] = bool(is_public)
+            self.workspaces.update(doc["workspaceId"], changes)
+        return str(doc["workspaceId"])
+
+    def delete(self, user: User, workspace_id: str | None, delete_files: bool, delete_layers: bool) -> None:
+        """Owner or admin: everything goes.  A user it is shared with: only their sharing goes."""
+        doc = self.load(workspace_id)
+        resource = self.resource(doc)
+        if user.user_id != doc["userId"] and self.sharing.sharing(resource, user.user_id) is not None:
+            self.sharing.sharings.delete(self.sharing.key(WORKSPACE, doc["workspaceId"], user.user_id))
+            return
+        if user.user_id != doc["userId"] and not user.is_admin:
+            raise Forbidden("MSG_ERROR_NO_ACCESS_RIGHTS_OBJECT_WORKSPACE")
+        try:
+            for hook in self.delete_hooks:
+                hook(doc, delete_files, delete_layers)
+            self.processes.delete_where(workspaceId=doc["workspaceId"])
+            self.sharing.remove_all(resource)
+            self.workspaces.delete(doc["workspaceId"])
+        except Exception as e:
+            log.exception("deleting workspace %s failed", doc["workspaceId"])
+            raise ServerFailure("the workspace could not be deleted") from e
+        if delete_files:
+            remove_tree(self.folder(doc))
+
+    def share(self, caller: User, workspace_id: str | None, user_id: str | None, rights: str | None) -> ShareOutcome:
+        return self.sharing.share(caller, self.resource(self.load(workspace_id)), user_id, rights)
+
+    def unshare(self, caller: User, workspace_id: str | None, user_id: str | None) -> None:
+        self.sharing.unshare(caller, self.resource(self.load(workspace_id)), user_id)
+
+    def sharings(self, caller: User, workspace_id: str | None) -> list[dict[str, Any]]:
+        doc = self.readable(caller, workspace_id)
+        return [{"workspaceId": doc["workspaceId"], "userId": s["userId"], "ownerId": doc["userId"],
+                 "permissions": s["permissions"]} for s in self.sharing.sharings_of(self.resource(doc))]

@@ -1,0 +1,113 @@
+"""Shared fixtures: a real app over a temporary data directory, users with sessions, SDK clients."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from falcon import testing
+
+from wasdi_sdk import WasdiClient
+from wasdi_server import create_app, load_settings
+from wasdi_server.app import WasdiApp
+from wasdi_server.providers.mail import MaildirMailer
+from wasdi_server.services import passwords
+
+PASSWORD = "correct-horse-1"
+
+
+@pytest.fixture(autouse=True)
+def _cheap_password_hashing(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The stored hash records its own cost, so a lower cost in tests changes speed, not behaviour.
+    monkeypatch.setattr(passwords, "SCRYPT_N", 2**8)
+
+
+@dataclass
+class Person:
+    user_id: str
+    token: str
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"x-session-token": self.token}
+
+
+class Server:
+    """An app over a temporary data dir, with helpers to add users and make calls."""
+
+    def __init__(self, data_dir: Path, **settings: Any) -> None:
+        self.settings = load_settings(data_dir=data_dir, environ={}, **settings)
+        self.app: WasdiApp = create_app(self.settings)
+        self.http = testing.TestClient(self.app)
+
+    @property
+    def services(self) -> Any:
+        return self.app.services
+
+    def add_user(self, user_id: str, *, admin: bool = False, trial: bool = True) -> Person:
+        self.services.users.add(user_id, PASSWORD, admin=admin, name=user_id.split("@")[0].title(), surname="Test")
+        if trial:
+            self.services.subscriptions.create_trial(user_id)
+        token = self.services.sessions.open(user_id)
+        return Person(user_id, token)
+
+    def get(self, path: str, who: Person | None = None, **params: Any) -> testing.Result:
+        return self.http.simulate_get(path, params=params or None, headers=who.headers if who else None)
+
+    def delete(self, path: str, who: Person | None = None, **params: Any) -> testing.Result:
+        return self.http.simulate_delete(path, params=params or None, headers=who.headers if who else None)
+
+    def put(self, path: str, who: Person | None = None, **params: Any) -> testing.Result:
+        return self.http.simulate_put(path, params=params or None, headers=who.headers if who else None)
+
+    def post(self, path: str, who: Person | None = None, *, json: Any = None, body: str | bytes | None = None,
+             params: dict[str, Any] | None = None, content_type: str | None = None) -> testing.Result:
+        headers = dict(who.headers) if who else {}
+        if content_type:
+            headers["Content-Type"] = content_type
+        return self.http.simulate_post(path, params=params, headers=headers, json=json, body=body)
+
+    def mails(self) -> list[Any]:
+        mailer = self.services.mailer
+        assert isinstance(mailer, MaildirMailer)
+        return mailer.messages()
+
+    def sdk(self, who: Person | None = None) -> WasdiClient:
+        transport = httpx.WSGITransport(app=self.app)
+        return WasdiClient(base_url="http://testserver", session_token=who.token if who else None,
+                           http_client=httpx.Client(transport=transport, base_url="http://testserver"),
+                           max_retries=0)
+
+    def close(self) -> None:
+        self.services.close()
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[Server]:
+    s = Server(tmp_path / "data")
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def alice(server: Server) -> Person:
+    return server.add_user("alice@example.org")
+
+
+@pytest.fixture
+def bob(server: Server) -> Person:
+    return server.add_user("bob@example.org")
+
+
+@pytest.fixture
+def carol(server: Server) -> Person:
+    return server.add_user("carol@example.org")
+
+
+@pytest.fixture
+def admin(server: Server) -> Person:
+    return server.add_user("root@example.org", admin=True)
