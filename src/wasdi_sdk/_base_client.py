@@ -235,8 +235,11 @@ def parse_response(ep: Endpoint, response: httpx.Response) -> Any:
     if status == 204 and ep.style is Style.EMPTY:
         # The original server answers 204 where the contract says "200 with null".
         _raise(exc.EmptyResultError, "the service returned no result", ep, response, Style.EMPTY, status, None)
-    if status == 204 and ep.response.kind is ResponseKind.EMPTY:
-        return None
+    if status == 204:
+        if ep.response.kind is ResponseKind.EMPTY:
+            return None
+        _raise(exc.NoContentError, "the service has no content for this request", ep, response, ep.style, status,
+               None)
     if not 200 <= status < 300:
         _status_failure(ep, response)
     rkind = ep.response.kind
