@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from tests.conftest import PASSWORD, Person, Server
+
 from wasdi_sdk import (
     AuthenticationError,
     BadRequestError,

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from tests.conftest import Person, Server
+
 from wasdi_sdk.catalog import ParamType
 from wasdi_sdk.catalog._types import q
 from wasdi_server.api.framework import parse_bool, parse_param

@@ -26,7 +26,7 @@ def _body(ep: Endpoint) -> str:
         return f"JSON {ep.body.model}"
     if kind is BodyKind.MULTIPART or kind is BodyKind.FORM:
         return f"{kind.value} `{ep.body.field}`" if ep.body.field else kind.value
-    return kind.value.replace("_", " ")
+    return str(kind.value).replace("_", " ")
 
 
 def _response(ep: Endpoint) -> str:

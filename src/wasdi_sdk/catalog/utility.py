@@ -6,6 +6,7 @@ ENDPOINTS = (
     Endpoint("utility.hello", "GET", "/wasdi/hello", Style.STATUS, A, auth=Auth.PUBLIC, response=PRIMITIVE,
              summary="Health check: a fixed greeting in stringValue."),
     Endpoint("utility.feedback", "POST", "/wasdi/feedback", Style.MARKER, B_PRIMITIVE,
-             body=json_body("FeedbackViewModel", required=False), response=PRIMITIVE, mutates=True, statuses=(201, 401, 404),
+             body=json_body("FeedbackViewModel", required=False), response=PRIMITIVE, mutates=True,
+             statuses=(201, 401, 404),
              summary="Send feedback to the operators by e-mail."),
 )
