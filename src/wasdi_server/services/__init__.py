@@ -8,6 +8,7 @@ from ..providers.mail import MaildirMailer, Mailer, SmtpMailer
 from ..settings import Settings
 from ..store import Store, open_store
 from .identity import UserService
+from .messages import MessageLog
 from .missions import MissionService
 from .nodes import NodeService
 from .sessions import SessionService
@@ -28,6 +29,7 @@ COLLECTIONS: dict[str, str] = {
     "nodes": "nodeCode",
     "metrics": "node",
     "process_workspaces": "processObjId",
+    "messages": "messageId",
 }
 
 
@@ -46,6 +48,7 @@ class Services:
     subscriptions: SubscriptionService
     missions: MissionService
     uploads: UploadAccountService
+    messages: MessageLog
 
     def close(self) -> None:
         self.store.close()
@@ -78,4 +81,5 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
         subscriptions=SubscriptionService(c("subscriptions"), c("projects"), users),
         missions=MissionService(sharing, settings.missions_file),
         uploads=UploadAccountService(c("upload_accounts"), settings.uploads_root, mailer),
+        messages=MessageLog(c("messages")),
     )
