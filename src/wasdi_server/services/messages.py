@@ -28,7 +28,8 @@ class MessageLog:
         existing = [int(m.get("sequence") or 0) for m in messages.all()]
         self._sequence = itertools.count(max(existing, default=0) + 1)
 
-    def send(self, message_code: str, payload: Any, workspace_id: str | None, result: str | None = OK) -> dict[str, Any]:
+    def send(self, message_code: str, payload: Any, workspace_id: str | None,
+             result: str | None = OK) -> dict[str, Any]:
         """Record one message (RabbitMessageViewModel fields plus a sequence number and a time)."""
         with self._lock:
             sequence = next(self._sequence)
