@@ -65,3 +65,43 @@ def test_oversized_json_body_is_refused(server: Server, alice: Person) -> None:
     big = b'{"title": "' + b"x" * (11 * 1024 * 1024) + b'"}'
     r = server.post("/wasdi/feedback", alice, body=big, content_type="application/json")
     assert r.status_code == 200 and r.json["intValue"] == 400
+
+
+def test_cached_listing_is_reused_until_its_collections_change(server: Server, alice: Person, bob: Person,
+                                                              monkeypatch) -> None:
+    calls = []
+    real = server.services.workspaces.list_for
+    monkeypatch.setattr(server.services.workspaces, "list_for", lambda user: calls.append(user) or real(user))
+    assert server.get("/ws/byuser", alice).json == []
+    assert server.get("/ws/byuser", alice).json == []
+    assert len(calls) == 1  # the second answer came from the cache
+    ws = server.get("/ws/create", alice, name="new").json["stringValue"]
+    assert [w["workspaceId"] for w in server.get("/ws/byuser", alice).json] == [ws]
+    assert server.get("/ws/byuser", bob).json == []  # another caller: its own answer
+    server.put("/ws/share/add", alice, workspace=ws, userId=bob.user_id)
+    assert [w["workspaceId"] for w in server.get("/ws/byuser", bob).json] == [ws]
+    assert len(calls) == 4
+
+
+def test_cors_only_when_configured(tmp_path) -> None:
+    plain = Server(tmp_path / "a")
+    try:
+        r = plain.http.simulate_get("/wasdi/hello", headers={"Origin": "https://ui.example.org"})
+        assert "access-control-allow-origin" not in r.headers
+    finally:
+        plain.close()
+    web = Server(tmp_path / "b", cors_allow_origins=["https://ui.example.org"])
+    try:
+        r = web.http.simulate_get("/wasdi/hello", headers={"Origin": "https://ui.example.org"})
+        assert r.headers["access-control-allow-origin"] == "https://ui.example.org"
+    finally:
+        web.close()
+
+
+def test_settings_from_the_environment() -> None:
+    from wasdi_server.settings import load_settings
+
+    settings = load_settings(environ={"WASDI_SERVER_CORS_ALLOW_ORIGINS": "https://a.org, https://b.org",
+                                      "WASDI_SERVER_PORT": "9000", "WASDI_SERVER_DISABLE_AUTHENTICATION": "false"})
+    assert settings.cors_allow_origins == ["https://a.org", "https://b.org"] and settings.port == 9000
+    assert settings.disable_authentication is False

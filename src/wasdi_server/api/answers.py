@@ -11,6 +11,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
+from pydantic import TypeAdapter
+
 from wasdi_sdk.catalog import Endpoint, FailureKind, ResponseKind
 from wasdi_sdk.models import ErrorResponse, PrimitiveResult, WasdiModel
 
@@ -42,7 +44,18 @@ class FileResult:
     inline: bool = False
 
 
+_LIST_ADAPTERS: dict[type[WasdiModel], TypeAdapter[list[Any]]] = {}
+
+
 def to_json_bytes(value: Any) -> bytes:
+    """JSON with wire names; a list of one model class is serialised in one pass (listings are hot)."""
+    if isinstance(value, list) and value and isinstance(value[0], WasdiModel):
+        cls = type(value[0])
+        if all(type(item) is cls for item in value):
+            adapter = _LIST_ADAPTERS.get(cls)
+            if adapter is None:
+                adapter = _LIST_ADAPTERS.setdefault(cls, TypeAdapter(list[cls]))  # type: ignore[valid-type]
+            return adapter.dump_json(value, by_alias=True, exclude_none=True)
     return json.dumps(jsonable(value), separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -31,6 +33,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("wasdi_server")
 
 SESSION_HEADER = "x-session-token"
+LEGACY_BASE_PATH = "/wasdiwebserver/rest"
+"""The original server's API path; every route is served under it as well as at the root."""
 TRUE_WORDS = frozenset({"true", "1", "yes", "on"})
 FALSE_WORDS = frozenset({"false", "0", "no", "off"})
 
@@ -63,25 +67,58 @@ class Call:
         configured = self.services.settings.public_url
         if configured:
             return configured.rstrip("/")
-        return (self.request.prefix + self.request.context.get("base_path", "")).rstrip("/")
+        legacy = self.request.path.startswith(LEGACY_BASE_PATH + "/")
+        return (self.request.prefix + (LEGACY_BASE_PATH if legacy else "")).rstrip("/")
 
 
 Handler = Callable[[Call], Any]
 HANDLERS: dict[str, Handler] = {}
+CACHED_BY: dict[str, tuple[str, ...]] = {}
+"""Endpoints whose answers are cached, and the store collections those answers are derived from."""
 
 
-def handles(name: str) -> Callable[[Handler], Handler]:
-    """Register the decorated function as the handler of catalogue endpoint ``name``."""
+def handles(name: str, *, cached_by: tuple[str, ...] = ()) -> Callable[[Handler], Handler]:
+    """Register the decorated function as the handler of catalogue endpoint ``name``.
+
+    ``cached_by`` names every collection the answer is computed from: the answer is then reused for the
+    same caller and query until one of them changes (hot, read-mostly listings that clients poll).
+    """
     if name not in BY_NAME:
         raise KeyError(f"{name} is not in the catalogue")
+    if cached_by and BY_NAME[name].mutates:
+        raise ValueError(f"{name} changes state: its answers cannot be cached")
 
     def register(func: Handler) -> Handler:
         if name in HANDLERS:
             raise ValueError(f"two handlers for {name}")
         HANDLERS[name] = func
+        if cached_by:
+            CACHED_BY[name] = cached_by
         return func
 
     return register
+
+
+class AnswerCache:
+    """A small LRU of successful answers, keyed by caller, query and collection versions."""
+
+    def __init__(self, size: int = 2048) -> None:
+        self.size = size
+        self._answers: OrderedDict[tuple[Any, ...], Answer] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[Any, ...]) -> Answer | None:
+        with self._lock:
+            answer = self._answers.get(key)
+            if answer is not None:
+                self._answers.move_to_end(key)
+            return answer
+
+    def put(self, key: tuple[Any, ...], answer: Answer) -> None:
+        with self._lock:
+            self._answers[key] = answer
+            while len(self._answers) > self.size:
+                self._answers.popitem(last=False)
 
 
 # -- query parameters --------------------------------------------------------------------------
@@ -140,10 +177,29 @@ def read_limited(req: falcon.Request, limit: int) -> bytes:
     return bytes(data)
 
 
+def parse_multipart_fields(req: falcon.Request, limit: int) -> dict[str, str]:
+    """The fields of a small multipart form (browsers send forms this way too), within ``limit`` bytes."""
+    length = req.content_length
+    if length is not None and length > limit:
+        raise BadRequest(f"the body is larger than {limit} bytes")
+    fields: dict[str, str] = {}
+    try:
+        for part in req.get_media():
+            data = part.stream.read(limit + 1)
+            if len(data) > limit:
+                raise BadRequest(f"the field {part.name} is larger than {limit} bytes")
+            fields[str(part.name)] = data.decode("utf-8", "replace")
+    except falcon.MediaMalformedError as e:
+        raise BadRequest("malformed multipart body") from e
+    return fields
+
+
 def parse_body(ep: Endpoint, req: falcon.Request, limit: int) -> Any:
     kind = ep.body.kind
     if kind is BodyKind.NONE or kind is BodyKind.MULTIPART:
         return None
+    if kind is BodyKind.FORM and (req.content_type or "").startswith("multipart/form-data"):
+        return parse_multipart_fields(req, limit)
     raw = read_limited(req, limit)
     if kind is BodyKind.TEXT:
         try:
@@ -186,9 +242,11 @@ def parse_body(ep: Endpoint, req: falcon.Request, limit: int) -> Any:
 class EndpointResource:
     """The falcon resource of one path; each method is one catalogue endpoint."""
 
-    def __init__(self, services: Services, endpoints: Mapping[str, tuple[Endpoint, Handler]]) -> None:
+    def __init__(self, services: Services, endpoints: Mapping[str, tuple[Endpoint, Handler]],
+                 cache: AnswerCache | None = None) -> None:
         self.services = services
         self.endpoints = dict(endpoints)
+        self.cache = cache or AnswerCache()
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, **path: str) -> None:
         self.dispatch(req, resp, path)
@@ -208,13 +266,26 @@ class EndpointResource:
             raise falcon.HTTPMethodNotAllowed(sorted(self.endpoints))
         ep, handler = entry
         try:
-            answer = success(ep, handler(self.parse(ep, req, path)))
+            call = self.parse(ep, req, path)
+            cached_by = CACHED_BY.get(ep.name)
+            answer = self.cached(ep, handler, call, cached_by) if cached_by else success(ep, handler(call))
         except DomainError as error:
             answer = failure(ep, error)
         except Exception:
             log.exception("unexpected failure in %s %s", ep.method, ep.path)
             answer = failure(ep, ServerFailure("internal error"))
         write_answer(resp, answer)
+
+    def cached(self, ep: Endpoint, handler: Handler, call: Call, collections: tuple[str, ...]) -> Answer:
+        # Versions are read before the data, so a cached answer is never older than its key says.
+        versions = tuple(self.services.store.collection(name).version for name in collections)
+        key = (ep.name, call.user.user_id if call.user else None, call.base_url, call.request.query_string, versions)
+        answer = self.cache.get(key)
+        if answer is None:
+            answer = success(ep, handler(call))
+            if answer.status == 200 and answer.stream is None:
+                self.cache.put(key, answer)
+        return answer
 
     def parse(self, ep: Endpoint, req: falcon.Request, path: dict[str, str]) -> Call:
         """Authenticate first (a bad session wins over bad input), then parse parameters and body."""
@@ -257,4 +328,5 @@ def route_table(services: Services) -> dict[str, EndpointResource]:
     for name, handler in HANDLERS.items():
         ep = BY_NAME[name]
         by_path.setdefault(ep.path, {})[ep.method] = (ep, handler)
-    return {path: EndpointResource(services, methods) for path, methods in by_path.items()}
+    cache = AnswerCache()
+    return {path: EndpointResource(services, methods, cache) for path, methods in by_path.items()}

@@ -36,6 +36,8 @@ class Collection(Protocol):
 
     name: str
     key_field: str
+    version: int
+    """Changes on every write, so a reader can tell that what it derived from the collection is stale."""
 
     def get(self, key: str) -> Document | None:
         """The document with this key, or ``None``."""

@@ -42,8 +42,21 @@ _TMP_SUFFIX = ".tmp"
 
 
 def _clone(value: Any) -> Any:
-    """An independent copy of JSON data (also rejects what JSON cannot store)."""
+    """An independent copy of JSON data (also rejects what JSON cannot store): for data coming in."""
     return json.loads(json.dumps(value))
+
+
+def _copy(value: Any) -> Any:
+    """An independent copy of stored (already JSON) data: for data going out.
+
+    Documents are mostly flat, so copying only the nested dicts and lists is several times faster than
+    a JSON round trip, and reads are the hot path.
+    """
+    if isinstance(value, dict):
+        return {k: _copy(v) if isinstance(v, dict | list) else v for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) if isinstance(v, dict | list) else v for v in value]
+    return value
 
 
 def _fsync_dir(path: Path) -> None:
@@ -129,6 +142,8 @@ class TinyDBCollection:
         self._db = TinyDB(path, storage=AtomicJSONStorage)
         self._table = self._db.table(name, cache_size=0)
         self._index: dict[str, int] = {}
+        self.version = 0
+        """Goes up on every write (attempted or done): readers cache by it."""
         self._reindex()
 
     def _reindex(self) -> None:
@@ -152,6 +167,8 @@ class TinyDBCollection:
         except BaseException:
             self._reindex()
             raise
+        finally:
+            self.version += 1
 
     def _key_of(self, document: Mapping[str, Any]) -> str:
         if document.get(self.key_field) is None:
@@ -160,10 +177,14 @@ class TinyDBCollection:
 
     def _raw(self, key: str) -> dict[str, Any] | None:
         doc_id = self._index.get(str(key))
-        return None if doc_id is None else self._table.get(doc_id=doc_id)
+        return None if doc_id is None else self._rows().get(str(doc_id))
+
+    def _rows(self) -> Mapping[str, dict[str, Any]]:
+        """The stored documents by doc id, as TinyDB holds them (not copies: never hand them out)."""
+        return self._table._read_table()  # the storage serves this from memory
 
     def _matching_ids(self, predicate: Predicate | None, equals: Mapping[str, Any]) -> list[int]:
-        return [doc.doc_id for doc in self._table if matches(doc, predicate, equals)]
+        return [int(doc_id) for doc_id, doc in self._rows().items() if matches(doc, predicate, equals)]
 
     def _replace(self, key: str, new: Document) -> None:
         """Store ``new`` (already a private copy) in place of the document ``key``."""
@@ -181,18 +202,18 @@ class TinyDBCollection:
         """The document with this key, or ``None``."""
         with self._lock:
             doc = self._raw(key)
-            return None if doc is None else _clone(doc)
+            return None if doc is None else _copy(doc)
 
     def find(self, predicate: Predicate | None = None, /, **equals: Any) -> list[Document]:
         """Documents whose fields equal ``equals`` and for which ``predicate`` is true."""
         with self._lock:
-            return [_clone(doc) for doc in self._table if matches(doc, predicate, equals)]
+            return [_copy(doc) for doc in self._rows().values() if matches(doc, predicate, equals)]
 
     def find_one(self, predicate: Predicate | None = None, /, **equals: Any) -> Document | None:
         """The first document ``find`` would return, or ``None``."""
         with self._lock:
-            doc = next((d for d in self._table if matches(d, predicate, equals)), None)
-            return None if doc is None else _clone(doc)
+            doc = next((d for d in self._rows().values() if matches(d, predicate, equals)), None)
+            return None if doc is None else _copy(doc)
 
     def count(self, predicate: Predicate | None = None, /, **equals: Any) -> int:
         """How many documents ``find`` would return."""
