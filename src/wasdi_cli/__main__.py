@@ -1,0 +1,5 @@
+"""``python -m wasdi_cli``."""
+
+from .main import main
+
+raise SystemExit(main())

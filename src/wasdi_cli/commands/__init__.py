@@ -1,0 +1,1 @@
+"""One module per SDK group; ``wasdi_cli.main`` wires them."""

@@ -1,0 +1,222 @@
+"""``wasdi ws ...``: workspaces and their sharing (``client.workspaces``)."""
+
+import enum
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from .. import connection, output
+from ..errors import USAGE, CliError
+from ..options import BaseUrlOpt, JsonOpt, ProfileOpt, QuietOpt, YesOpt
+from ..output import Output, cell, epoch_ms, message
+
+if TYPE_CHECKING:
+    from wasdi_sdk import WasdiClient
+    from wasdi_sdk.models import WorkspaceListInfoViewModel
+
+app = typer.Typer(name="ws", help="Workspaces: list, create, show, rename, delete and share.", no_args_is_help=True)
+share_app = typer.Typer(name="share", help="Users a workspace is shared with.", no_args_is_help=True)
+app.add_typer(share_app)
+
+WorkspaceArg = Annotated[str, typer.Argument(metavar="ID_OR_NAME", help="Workspace id, or its exact name.")]
+
+LIST_COLUMNS = (
+    ("id", lambda w: w.workspace_id),
+    ("name", lambda w: w.workspace_name),
+    ("owner", lambda w: w.owner_user_id),
+    ("node", lambda w: w.node_code),
+    ("size", lambda w: w.storage_size),
+    ("shared with", lambda w: w.shared_users),
+    ("read-only", lambda w: w.read_only),
+)
+
+SHOW_FIELDS = (
+    ("id", lambda w: w.workspace_id),
+    ("name", lambda w: w.name),
+    ("owner", lambda w: w.user_id),
+    ("node", lambda w: w.node_code),
+    ("api url", lambda w: w.api_url),
+    ("created", lambda w: epoch_ms(w.creation_date)),
+    ("last edit", lambda w: epoch_ms(w.last_edit_date)),
+    ("size", lambda w: w.storage_size),
+    ("processes", lambda w: w.processes_count),
+    ("shared with", lambda w: w.shared_users),
+    ("public", lambda w: w.is_public),
+    ("read-only", lambda w: w.read_only),
+)
+
+SHARE_COLUMNS = (
+    ("user", lambda s: s.user_id),
+    ("rights", lambda s: s.permissions),
+    ("owner", lambda s: s.owner_id),
+)
+
+
+class Rights(enum.StrEnum):
+    read = "read"
+    write = "write"
+
+
+def _client(profile: str | None, base_url: str | None) -> "WasdiClient":
+    return connection.connect(connection.resolve(profile, base_url))
+
+
+def resolve_workspace(client: "WasdiClient", id_or_name: str) -> tuple[str, "WorkspaceListInfoViewModel | None"]:
+    """The id of the workspace named or identified by ``id_or_name``, and its list entry (if listed).
+
+    An id wins over a name; a name shared by several workspaces is refused.  A value that is
+    neither is passed on as an id (a public workspace is not in the user's list).
+    """
+    workspaces = client.workspaces.list()
+    for ws in workspaces:
+        if ws.workspace_id == id_or_name:
+            return id_or_name, ws
+    named = [ws for ws in workspaces if ws.workspace_name == id_or_name]
+    if len(named) > 1:
+        ids = ", ".join(str(ws.workspace_id) for ws in named)
+        raise CliError(f"{len(named)} workspaces are named '{id_or_name}' ({ids}); give the id", USAGE)
+    if named and named[0].workspace_id:
+        return named[0].workspace_id, named[0]
+    return id_or_name, None
+
+
+def _label(workspace_id: str, entry: Any) -> str:
+    name = getattr(entry, "workspace_name", None)
+    return f"'{name}' ({workspace_id})" if name else workspace_id
+
+
+@app.command("list")
+def list_(profile: ProfileOpt = None, base_url: BaseUrlOpt = None, json: JsonOpt = False,
+          quiet: QuietOpt = False) -> None:
+    """Workspaces you own or that are shared with you."""
+    out = Output(json_output=json, quiet=quiet)
+    with _client(profile, base_url) as client:
+        workspaces = client.workspaces.list()
+    out.items(workspaces, LIST_COLUMNS, id_of=lambda w: w.workspace_id, empty="No workspaces.")
+
+
+@app.command()
+def create(
+    name: Annotated[str, typer.Argument(metavar="NAME",
+                                        help="Name of the workspace (a taken name gets a '(n)' suffix).")],
+    node: Annotated[str | None, typer.Option("--node", help="Node code of the computing node.")] = None,
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+) -> None:
+    """Create a workspace; prints its id on stdout."""
+    from wasdi_sdk import EmptyResultError
+
+    with _client(profile, base_url) as client:
+        try:
+            result = client.workspaces.create(name=name, node=node)
+        except EmptyResultError as e:
+            raise CliError(f"the server refused to create the workspace '{name}' (it does not say why: "
+                           "an invalid name or node, or no active subscription)") from e
+    if not result.string_value:
+        raise CliError(f"the server did not return the id of the workspace '{name}'")
+    Output().value(result.string_value)
+    message(f"Created workspace '{name}'")
+
+
+@app.command()
+def show(workspace: WorkspaceArg, profile: ProfileOpt = None, base_url: BaseUrlOpt = None, json: JsonOpt = False,
+         quiet: QuietOpt = False) -> None:
+    """Details of one workspace."""
+    from wasdi_sdk import EmptyResultError
+
+    out = Output(json_output=json, quiet=quiet)
+    with _client(profile, base_url) as client:
+        workspace_id, _ = resolve_workspace(client, workspace)
+        try:
+            details = client.workspaces.get(workspace_id)
+        except EmptyResultError as e:
+            raise CliError(f"no workspace '{workspace}' (or it is not accessible)") from e
+    out.item(details, SHOW_FIELDS, id_of=lambda w: w.workspace_id)
+
+
+@app.command()
+def rename(
+    workspace: WorkspaceArg,
+    new_name: Annotated[str, typer.Argument(metavar="NEW_NAME",
+                                            help="The new name (a taken name gets a '(n)' suffix).")],
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+) -> None:
+    """Give a workspace a new name."""
+    from wasdi_sdk import EmptyResultError
+
+    with _client(profile, base_url) as client:
+        workspace_id, entry = resolve_workspace(client, workspace)
+        try:
+            updated = client.workspaces.rename(workspace_id, new_name)
+        except EmptyResultError as e:
+            raise CliError(f"cannot rename the workspace '{workspace}' (not found, or no write access)") from e
+    message(f"Renamed workspace {_label(workspace_id, entry)} to '{updated.name or new_name}'")
+
+
+@app.command()
+def delete(
+    workspace: WorkspaceArg,
+    keep_files: Annotated[bool, typer.Option("--keep-files", help="Keep the workspace's files on the server.")] = False,
+    yes: YesOpt = False,
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+) -> None:
+    """Delete a workspace you own (or leave one shared with you)."""
+    if not yes and not output.stdin_is_tty():
+        raise CliError("refusing to delete without confirmation: stdin is not a terminal; pass --yes", USAGE)
+    target = connection.resolve(profile, base_url)
+    with connection.connect(target) as client:
+        workspace_id, entry = resolve_workspace(client, workspace)
+        label = _label(workspace_id, entry)
+        owner = getattr(entry, "owner_user_id", None)
+        leaving = bool(owner and target.profile.user and target.token_source == "profile"
+                       and owner != target.profile.user)
+        if not yes:
+            question = (f"Leave workspace {label}, shared with you by {owner}?" if leaving else
+                        f"Delete workspace {label}{'' if keep_files else ' and its files'}?")
+            if not typer.confirm(question, default=False, err=True):
+                message("Cancelled")
+                raise typer.Exit(1)
+        client.workspaces.delete(workspace_id, deletefile=not keep_files)
+    message(f"Left workspace {label}" if leaving else f"Deleted workspace {label}")
+
+
+@share_app.command("add")
+def share_add(
+    workspace: WorkspaceArg,
+    user: Annotated[str, typer.Argument(metavar="USER", help="User id (e-mail) to share with.")],
+    rights: Annotated[Rights, typer.Option("--rights", help="What the user may do.")] = Rights.read,
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+) -> None:
+    """Share a workspace with a user."""
+    with _client(profile, base_url) as client:
+        workspace_id, entry = resolve_workspace(client, workspace)
+        client.workspaces.share_add(workspace=workspace_id, user_id=user, rights=rights.value)
+    message(f"Shared workspace {_label(workspace_id, entry)} with {user} ({rights.value})")
+
+
+@share_app.command("list")
+def share_list(workspace: WorkspaceArg, profile: ProfileOpt = None, base_url: BaseUrlOpt = None,
+               json: JsonOpt = False, quiet: QuietOpt = False) -> None:
+    """Users a workspace is shared with."""
+    out = Output(json_output=json, quiet=quiet)
+    with _client(profile, base_url) as client:
+        workspace_id, _ = resolve_workspace(client, workspace)
+        sharings = client.workspaces.share_list(workspace_id)
+    out.items(sharings, SHARE_COLUMNS, id_of=lambda s: s.user_id, empty=f"Workspace {cell(workspace)} is not shared.")
+
+
+@share_app.command("remove")
+def share_remove(
+    workspace: WorkspaceArg,
+    user: Annotated[str, typer.Argument(metavar="USER", help="User id (e-mail) to stop sharing with.")],
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+) -> None:
+    """Stop sharing a workspace with a user."""
+    with _client(profile, base_url) as client:
+        workspace_id, entry = resolve_workspace(client, workspace)
+        client.workspaces.share_delete(workspace=workspace_id, user_id=user)
+    message(f"Stopped sharing workspace {_label(workspace_id, entry)} with {user}")

@@ -1,0 +1,90 @@
+"""Exit codes, and the one place where an exception becomes a message and an exit code.
+
+``WasdiGroup`` is the root command group: every command runs inside its ``invoke``, so the
+installed ``wasdi`` script and ``typer.testing.CliRunner`` see the same exit codes.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, NoReturn
+
+import typer
+from typer.core import TyperGroup
+
+OK = 0
+ERROR = 1
+USAGE = 2
+CONNECTION = 3
+AUTH = 4
+INTERRUPTED = 130
+
+
+class CliError(Exception):
+    """A failure the command explains itself: printed as ``Error: <message>``, exits with ``code``."""
+
+    def __init__(self, message: str, code: int = ERROR) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+
+def fail(message: str, code: int = ERROR) -> NoReturn:
+    raise CliError(message, code)
+
+
+def debug_enabled() -> bool:
+    return os.environ.get("WASDI_DEBUG", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def exit_code_for(error: BaseException) -> int:
+    """The exit code that means ``error``."""
+    if isinstance(error, CliError):
+        return error.code
+    if isinstance(error, KeyboardInterrupt):
+        return INTERRUPTED
+    # The SDK is only loaded by commands that talk to a server; if it is not loaded, the error is not one of its.
+    sdk = sys.modules.get("wasdi_sdk")
+    if sdk is not None:
+        if isinstance(error, sdk.APIConnectionError):  # APITimeoutError included
+            return CONNECTION
+        if isinstance(error, sdk.AuthenticationError | sdk.PermissionDeniedError):
+            return AUTH
+    return ERROR
+
+
+def message_for(error: BaseException) -> str:
+    if isinstance(error, CliError):
+        return error.message
+    if isinstance(error, KeyboardInterrupt):
+        return "interrupted"
+    text = str(error).strip()
+    sdk = sys.modules.get("wasdi_sdk")
+    if sdk is not None and isinstance(error, sdk.WasdiError):
+        return text or type(error).__name__
+    # Not one of ours: name the exception, it is probably a bug or an OS error.
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+def report(error: BaseException) -> int:
+    """Print ``Error: <message>`` on stderr (and the traceback with ``WASDI_DEBUG=1``); the exit code."""
+    if debug_enabled():
+        import traceback
+
+        traceback.print_exception(error, file=sys.stderr)
+    typer.echo(f"Error: {message_for(error)}", err=True)
+    return exit_code_for(error)
+
+
+class WasdiGroup(TyperGroup):
+    """Root group: maps whatever a command raises to a one-line message and an exit code."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (typer.Exit, typer.Abort, typer.TyperException):
+            # Exits, aborts and usage errors: the framework prints and exits as usual (usage = 2).
+            raise
+        except (Exception, KeyboardInterrupt) as error:
+            raise typer.Exit(report(error)) from error

@@ -1,0 +1,32 @@
+"""Options shared by the commands, as ``Annotated`` aliases: one definition, one help text."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+CONNECTION = "Connection"
+
+ProfileOpt = Annotated[
+    str | None,
+    typer.Option("--profile", "-p", envvar="WASDI_PROFILE", show_envvar=True, rich_help_panel=CONNECTION,
+                 help="Profile of profiles.toml to use (default: the file's default, else 'default')."),
+]
+BaseUrlOpt = Annotated[
+    str | None,
+    typer.Option("--base-url", envvar="WASDI_BASE_URL", show_envvar=True, rich_help_panel=CONNECTION,
+                 help="Server base URL (default: the profile's, else http://127.0.0.1:8080)."),
+]
+JsonOpt = Annotated[
+    bool,
+    typer.Option("--json", help="Print the result as JSON (the service's wire format) on stdout."),
+]
+QuietOpt = Annotated[
+    bool,
+    typer.Option("--quiet", "-q", help="Print ids only, one a line."),
+]
+YesOpt = Annotated[
+    bool,
+    typer.Option("--yes", "-y", help="Do not ask for confirmation."),
+]
