@@ -1,0 +1,201 @@
+"""Launcher operations on products: INGEST, READMETADATA, DOWNLOAD, SHARE, PUBLISHBAND and DELETE.
+
+Each operation ends with the broker message the original service sends: the operation's code with the
+product's ProductViewModel as payload (INGEST, DOWNLOAD, SHARE), the PublishBandResultViewModel
+(PUBLISHBAND) or null (DELETE).  Failures raise ``OperationFailed``; the launcher then records ERROR and
+sends the same code with ``KO`` and the message.
+
+DOWNLOAD fetches ``fileUrl``: ``http``/``https`` streamed with httpx (redirects followed, a non-200 answer
+fails), ``file://`` copied from an allowed folder; both into a hidden partial file in the workspace folder
+that is renamed into place only when complete.  Progress goes to ``progressPerc`` (0-95 while
+transferring, at most one update a second), and the file size to ``fileSize``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..errors import DomainError
+from ..providers.mapserver import MapServerError
+from ..services.messages import OK
+from ..services.products import CHUNK
+from .operations import OperationContext, OperationFailed, operation
+
+Handler = Callable[[OperationContext], bool | None]
+USER_AGENT = "wasdi-server-import/1"
+
+
+def reported(handler: Handler) -> Handler:
+    """Domain and map-server errors become ``OperationFailed`` (their message, not a traceback)."""
+
+    @functools.wraps(handler)
+    def run(ctx: OperationContext) -> bool | None:
+        try:
+            return handler(ctx)
+        except (DomainError, MapServerError) as e:
+            raise OperationFailed(str(e) or type(e).__name__) from e
+
+    return run
+
+
+class Progress:
+    """Byte progress mapped to ``low..high`` percent, written at most once a second."""
+
+    def __init__(self, ctx: OperationContext, total: int | None, low: int = 0, high: int = 95) -> None:
+        self.ctx = ctx
+        self.total = total or 0
+        self.low, self.high = low, high
+        self.last_perc = -1
+        self.last_time = 0.0
+
+    def __call__(self, done: int) -> None:
+        self.ctx.check_stopped()
+        if self.total <= 0:
+            return
+        perc = self.low + int((self.high - self.low) * min(done, self.total) / self.total)
+        now = time.monotonic()
+        if perc != self.last_perc and (now - self.last_time >= 1.0 or done >= self.total):
+            self.last_perc, self.last_time = perc, now
+            self.ctx.progress(perc)
+
+
+def _parameter(ctx: OperationContext, name: str) -> Any:
+    value = ctx.parameter.get(name)
+    if value in (None, ""):
+        raise OperationFailed(f"the operation has no {name}")
+    return value
+
+
+@operation("INGEST")
+@reported
+def ingest(ctx: OperationContext) -> bool:
+    services = ctx.services
+    file_name = str(_parameter(ctx, "fileName"))
+    workspace = services.workspaces.load(ctx.workspace_id)
+    record = services.products.ingest_file(workspace, file_name, style=ctx.parameter.get("style"),
+                                           platform=ctx.parameter.get("platform"))
+    services.processes.set_file_size(ctx.process_id, int(record.get("fileSize") or 0))
+    services.messages.send("INGEST", services.products.view(record), ctx.workspace_id, result=OK)
+    return True
+
+
+@operation("READMETADATA")
+@reported
+def read_metadata(ctx: OperationContext) -> bool:
+    services = ctx.services
+    workspace = services.workspaces.load(ctx.workspace_id)
+    services.products.write_metadata(workspace, str(_parameter(ctx, "fileName")))
+    return True
+
+
+@operation("DOWNLOAD")
+@reported
+def download(ctx: OperationContext) -> bool:
+    services = ctx.services
+    products = services.products
+    url = str(_parameter(ctx, "fileUrl"))
+    file_name = str(_parameter(ctx, "fileName"))
+    workspace = services.workspaces.load(ctx.workspace_id)
+    target = products.file_path(workspace, file_name)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f".{file_name}.{uuid.uuid4().hex[:12]}.part")
+    try:
+        if url.lower().startswith("file:"):
+            size = _copy_local(ctx, products.local_source(url), partial)
+        else:
+            size = _fetch_http(ctx, url, partial, services.settings.import_timeout_seconds)
+        os.replace(partial, target)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            partial.unlink()
+        services.workspaces.refresh_storage_size(workspace)
+    services.processes.set_file_size(ctx.process_id, size)
+    ctx.check_stopped()
+    record = products.ingest_file(workspace, file_name, platform=ctx.parameter.get("platform"),
+                                  footprint=ctx.parameter.get("bbox"))
+    services.messages.send("DOWNLOAD", products.view(record), ctx.workspace_id, result=OK)
+    return True
+
+
+def _copy_local(ctx: OperationContext, source: Path, partial: Path) -> int:
+    progress = Progress(ctx, source.stat().st_size)
+    done = 0
+    with open(source, "rb") as src, open(partial, "wb") as dst:
+        while True:
+            chunk = src.read(CHUNK)
+            if not chunk:
+                break
+            dst.write(chunk)
+            done += len(chunk)
+            progress(done)
+    return done
+
+
+def _fetch_http(ctx: OperationContext, url: str, partial: Path, timeout: float) -> int:
+    import httpx
+
+    done = 0
+    try:
+        with httpx.Client(timeout=httpx.Timeout(timeout), follow_redirects=True,
+                          headers={"User-Agent": USER_AGENT}) as client, client.stream("GET", url) as response:
+            if response.status_code != 200:
+                raise OperationFailed(f"the server of {url[:200]} answered {response.status_code}")
+            length = response.headers.get("content-length")
+            progress = Progress(ctx, int(length) if length and length.isdigit() else None)
+            with open(partial, "wb") as handle:
+                for chunk in response.iter_bytes(CHUNK):
+                    handle.write(chunk)
+                    done += len(chunk)
+                    progress(done)
+    except httpx.HTTPError as e:
+        raise OperationFailed(f"cannot fetch {url[:200]}: {e}") from e
+    return done
+
+
+@operation("SHARE")
+@reported
+def share(ctx: OperationContext) -> bool:
+    services = ctx.services
+    origin = str(_parameter(ctx, "originWorkspaceId"))
+    destination = str(_parameter(ctx, "destinationWorkspaceId"))
+    file_name = str(_parameter(ctx, "fileName"))
+    source = services.products.get(origin, file_name)
+    size = int((source or {}).get("fileSize") or 0)
+    record = services.products.copy_to(origin, destination, file_name, progress=Progress(ctx, size))
+    services.processes.set_file_size(ctx.process_id, int(record.get("fileSize") or 0))
+    services.messages.send("SHARE", services.products.view(record), destination, result=OK)
+    return True
+
+
+@operation("PUBLISHBAND")
+@reported
+def publish_band(ctx: OperationContext) -> bool:
+    services = ctx.services
+    result = services.products.publish(ctx.workspace_id, str(_parameter(ctx, "fileName")),
+                                       str(_parameter(ctx, "band")), ctx.parameter.get("style"),
+                                       str(ctx.parameter.get("baseUrl") or services.settings.public_url or ""))
+    services.messages.send("PUBLISHBAND", result, ctx.workspace_id, result=OK)
+    ctx.set_payload(str(result.get("layerId") or ""))
+    return True
+
+
+@operation("DELETE")
+@reported
+def delete_products(ctx: OperationContext) -> bool:
+    services = ctx.services
+    names = [str(n) for n in ctx.parameter.get("names") or []]
+    missing = services.products.delete_many(ctx.workspace_id, names, bool(ctx.parameter.get("deleteFile", True)),
+                                            bool(ctx.parameter.get("deleteLayer", True)))
+    if missing:
+        raise OperationFailed(f"deleted {len(names) - len(missing)} of {len(names)}; not in the workspace: "
+                              + ", ".join(missing)[:500])
+    services.messages.send("DELETE", None, ctx.workspace_id, result=OK)
+    ctx.set_payload(f"deleted {len(names)}")
+    return True

@@ -1,0 +1,69 @@
+"""``wasdi processes ...`` against the in-process server with a real launcher."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+
+from tests.cli.conftest import ALICE, Cli
+from wasdi_server.launcher import OPERATIONS, OperationContext, OperationFailed
+
+
+@pytest.fixture
+def alice(cli: Cli) -> Cli:
+    cli.login()
+    return cli
+
+
+def queue(cli: Cli, op: str) -> tuple[str, str]:
+    services = cli.app.services
+    user = services.users.active_user(ALICE)
+    ws = services.workspaces.create(user, "w")["workspaceId"]
+    return ws, services.processes.create(user, ws, op, "scene.tif")["processObjId"]
+
+
+def test_list_show_wait(alice: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(OPERATIONS, "CLIOP", lambda ctx: True)
+    ws, pid = queue(alice, "CLIOP")
+    waited = alice("processes", "wait", pid, "--interval", "0.05", "--json")
+    assert waited.exit_code == 0, waited.output
+    assert json.loads(waited.stdout)["status"] == "DONE"
+    listed = alice("processes", "list", "--ws", ws, "--json")
+    assert [p["processObjId"] for p in json.loads(listed.stdout)] == [pid]
+    assert alice("processes", "list", "-q").stdout.split() == [pid]
+    assert alice("processes", "list", "--status", "ERROR", "-q").stdout.strip() == ""
+    shown = alice("processes", "show", pid)
+    assert shown.exit_code == 0 and "CLIOP" in shown.stdout and "DONE" in shown.stdout
+
+
+def test_wait_fails_on_error(alice: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(ctx: OperationContext) -> bool:
+        raise OperationFailed("bad input file")
+
+    monkeypatch.setitem(OPERATIONS, "CLIBAD", broken)
+    _, pid = queue(alice, "CLIBAD")
+    result = alice("processes", "wait", pid, "--interval", "0.05")
+    assert result.exit_code == 1 and "ERROR" in result.stderr and "bad input file" in result.stderr
+
+
+def test_stop(alice: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    started = threading.Event()
+
+    def hold(ctx: OperationContext) -> bool:
+        started.set()
+        ctx.stop_event.wait(10)
+        ctx.check_stopped()
+        return True
+
+    monkeypatch.setitem(OPERATIONS, "CLIHOLD", hold)
+    _, pid = queue(alice, "CLIHOLD")
+    assert started.wait(10)
+    result = alice("processes", "stop", pid)
+    assert result.exit_code == 0 and "STOPPED" in result.stderr
+
+
+def test_unknown_process(alice: Cli) -> None:
+    assert alice("processes", "show", "nope").exit_code == 1
+    assert alice("processes", "wait", "nope").exit_code == 1
