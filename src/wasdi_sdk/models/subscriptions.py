@@ -2,7 +2,22 @@
 
 from __future__ import annotations
 
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator
+
 from ._base import WasdiModel
+
+
+def _date_text(value: Any) -> Any:
+    """Dates are ISO strings on the wire; epoch milliseconds (a JSON number) are accepted on input."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    return value
+
+
+DateText = Annotated[str | None, BeforeValidator(_date_text)]
+"""``yyyy-MM-ddTHH:mm:ss.SSSZ``; a number (epoch milliseconds) is accepted and kept as its text."""
 
 
 class SubscriptionTypeViewModel(WasdiModel):
@@ -21,9 +36,9 @@ class SubscriptionViewModel(WasdiModel):
     description: str | None = None
     type_id: str | None = None
     type_name: str | None = None
-    buy_date: str | None = None
-    start_date: str | None = None
-    end_date: str | None = None
+    buy_date: DateText = None
+    start_date: DateText = None
+    end_date: DateText = None
     duration_days: int | None = None
     user_id: str | None = None
     organization_id: str | None = None
@@ -40,8 +55,8 @@ class SubscriptionListViewModel(WasdiModel):
     name: str | None = None
     type_id: str | None = None
     type_name: str | None = None
-    start_date: str | None = None
-    end_date: str | None = None
+    start_date: DateText = None
+    end_date: DateText = None
     organization_name: str | None = None
     organization_id: str | None = None
     reason: str | None = None

@@ -4,8 +4,10 @@ Rules (contract, cross-cutting conventions 5-7, and the per-resource sharing end
 - rights are ``read`` or ``write``; a missing or invalid value means ``read``;
 - the owner and admins have full powers; a ``write`` sharing may edit and share further;
 - nobody shares with the owner; only admins share with themselves; the target must exist;
-- a repeated share succeeds without a duplicate ("Already Shared.");
+- a repeated share succeeds without a duplicate ("Already Shared."), or, where the resource type
+  refuses repeats (``repeat_fails``: processors, styles, workflows), fails with "Already shared";
 - a user may always drop their own sharing; removing others' needs write rights;
+- access to a resource's parent (``Resource.via``, a subscription's organization) gives read access;
 - the destination user is e-mailed after a successful share.
 """
 
@@ -31,6 +33,10 @@ WRITE = "write"
 
 DONE = "Done"
 ALREADY_SHARED = "Already Shared."
+ALREADY_SHARED_NO_DOT = "Already Shared"
+"""The repeat-share message of /subscriptions and /organizations (the contract writes it without the dot)."""
+ALREADY_SHARED_FAILURE = "Already shared"
+"""The failure of a repeated share where it is refused (processors, styles, workflows: gaps §0.8)."""
 
 
 def normalise_rights(rights: str | None) -> str:
@@ -48,6 +54,8 @@ class Resource:
     id: str
     owner_id: str
     name: str = ""
+    via: tuple[Resource, ...] = ()
+    """Resources whose access (any right) gives read access to this one: a subscription's organization."""
 
 
 @dataclass(frozen=True)
@@ -78,7 +86,11 @@ class SharingService:
         if user.is_admin or user.user_id == resource.owner_id:
             return WRITE
         record = self.sharing(resource, user.user_id)
-        return record["permissions"] if record else None
+        if record:
+            return str(record["permissions"])
+        if any(self.rights_of(user, parent) is not None for parent in resource.via):
+            return READ
+        return None
 
     def can_read(self, user: User, resource: Resource) -> bool:
         return self.rights_of(user, resource) is not None
@@ -110,12 +122,16 @@ class SharingService:
 
     # -- changes ---------------------------------------------------------------------------------
     def share(self, caller: User, resource: Resource, target_user_id: str | None, rights: str | None = None,
-              *, notify: bool = True) -> ShareOutcome:
-        """Share ``resource`` with a user under every rule of the contract."""
+              *, notify: bool = True, repeat_fails: bool = False, admin_self_share: bool = True) -> ShareOutcome:
+        """Share ``resource`` with a user under every rule of the contract.
+
+        ``repeat_fails``: a repeated share is a ``BadRequest("Already shared")`` instead of a success.
+        ``admin_self_share=False``: admins cannot share with themselves either (/subscriptions).
+        """
         target = normalise_user_id(target_user_id)
         if not target:
             raise BadRequest(MSG_SHARING_WITH_NON_EXISTENT_USER)
-        if target == caller.user_id and not caller.is_admin:
+        if target == caller.user_id and not (caller.is_admin and admin_self_share):
             raise BadRequest(MSG_SHARING_WITH_ONESELF)
         if target == resource.owner_id:
             raise BadRequest(MSG_SHARING_WITH_OWNER)
@@ -131,11 +147,14 @@ class SharingService:
         }
         with self.sharings.transaction():
             if self.sharings.get(record["sharingId"]) is not None:
+                if repeat_fails:
+                    raise BadRequest(ALREADY_SHARED_FAILURE)
                 return ShareOutcome(ALREADY_SHARED, created=False)
             self.sharings.insert(record)
         if notify:
             label = resource.name or resource.id
-            send_quietly(self.mailer, target, f"WASDI: a {resource.type} has been shared with you",
+            article = "an" if resource.type[:1] in "aeiou" else "a"
+            send_quietly(self.mailer, target, f"WASDI: {article} {resource.type} has been shared with you",
                          f"{caller.user_id} shared the {resource.type} \"{label}\" with you "
                          f"({record['permissions']} access).\n")
         return ShareOutcome(DONE, created=True)

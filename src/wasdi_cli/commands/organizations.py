@@ -1,0 +1,206 @@
+"""``wasdi orgs ...``: organizations and their sharing (``client.organizations``)."""
+
+import enum
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from .. import connection, output
+from ..errors import USAGE, CliError
+from ..options import BaseUrlOpt, JsonOpt, ProfileOpt, QuietOpt, YesOpt
+from ..output import Output, cell, message
+
+if TYPE_CHECKING:
+    from wasdi_sdk import WasdiClient
+    from wasdi_sdk.models import OrganizationListViewModel
+
+app = typer.Typer(name="orgs", help="Organizations: list, create, show, update, delete and share.",
+                  no_args_is_help=True)
+share_app = typer.Typer(name="share", help="Users an organization is shared with.", no_args_is_help=True)
+app.add_typer(share_app)
+
+OrgArg = Annotated[str, typer.Argument(metavar="ID_OR_NAME", help="Organization id, or its exact name.")]
+DescriptionOpt = Annotated[str | None, typer.Option("--description", help="Description.")]
+AddressOpt = Annotated[str | None, typer.Option("--address", help="Postal address.")]
+EmailOpt = Annotated[str | None, typer.Option("--email", help="Contact e-mail.")]
+UrlOpt = Annotated[str | None, typer.Option("--url", help="Web site.")]
+
+LIST_COLUMNS = (
+    ("id", lambda o: o.organization_id),
+    ("name", lambda o: o.name),
+    ("owner", lambda o: o.owner_user_id),
+    ("read-only", lambda o: o.read_only),
+)
+
+SHOW_FIELDS = (
+    ("id", lambda o: o.organization_id),
+    ("name", lambda o: o.name),
+    ("owner", lambda o: o.user_id),
+    ("description", lambda o: o.description),
+    ("address", lambda o: o.address),
+    ("email", lambda o: o.email),
+    ("url", lambda o: o.url),
+    ("shared with", lambda o: o.shared_users),
+    ("read-only", lambda o: o.read_only),
+)
+
+SHARE_COLUMNS = (
+    ("user", lambda s: s.user_id),
+    ("rights", lambda s: s.permissions),
+    ("owner", lambda s: s.owner_id),
+)
+
+
+class Rights(enum.StrEnum):
+    read = "read"
+    write = "write"
+
+
+def _client(profile: str | None, base_url: str | None) -> "WasdiClient":
+    return connection.connect(connection.resolve(profile, base_url))
+
+
+def resolve_org(client: "WasdiClient", id_or_name: str) -> tuple[str, "OrganizationListViewModel | None"]:
+    """The id of the organization named or identified by ``id_or_name`` among yours, and its list entry.
+
+    An id wins over a name; a name matching several organizations is refused; anything else is passed
+    on as an id.
+    """
+    organizations = client.organizations.list()
+    for org in organizations:
+        if org.organization_id == id_or_name:
+            return id_or_name, org
+    named = [org for org in organizations if org.name == id_or_name]
+    if len(named) > 1:
+        ids = ", ".join(str(org.organization_id) for org in named)
+        raise CliError(f"{len(named)} organizations are named '{id_or_name}' ({ids}); give the id", USAGE)
+    if named and named[0].organization_id:
+        return named[0].organization_id, named[0]
+    return id_or_name, None
+
+
+def _label(org_id: str, entry: Any) -> str:
+    name = getattr(entry, "name", None)
+    return f"'{name}' ({org_id})" if name else org_id
+
+
+@app.command("list")
+def list_(profile: ProfileOpt = None, base_url: BaseUrlOpt = None, json: JsonOpt = False,
+          quiet: QuietOpt = False) -> None:
+    """Organizations you own or that are shared with you."""
+    out = Output(json_output=json, quiet=quiet)
+    with _client(profile, base_url) as client:
+        organizations = client.organizations.list()
+    out.items(organizations, LIST_COLUMNS, id_of=lambda o: o.organization_id, empty="No organizations.")
+
+
+@app.command()
+def show(organization: OrgArg, profile: ProfileOpt = None, base_url: BaseUrlOpt = None, json: JsonOpt = False,
+         quiet: QuietOpt = False) -> None:
+    """Details of one organization."""
+    out = Output(json_output=json, quiet=quiet)
+    with _client(profile, base_url) as client:
+        org_id, _ = resolve_org(client, organization)
+        details = client.organizations.get(org_id)
+    out.item(details, SHOW_FIELDS, id_of=lambda o: o.organization_id)
+
+
+@app.command()
+def create(
+    name: Annotated[str, typer.Argument(metavar="NAME", help="Name of the organization (must be unique).")],
+    description: DescriptionOpt = None,
+    address: AddressOpt = None,
+    email: EmailOpt = None,
+    url: UrlOpt = None,
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+) -> None:
+    """Create an organization; prints its id on stdout."""
+    if not name.strip():
+        raise CliError("NAME must not be empty", USAGE)
+    with _client(profile, base_url) as client:
+        created = client.organizations.create(name=name, description=description, address=address, email=email,
+                                              url=url)
+    if not created.message:
+        raise CliError(f"the server did not return the id of the organization '{name}'")
+    Output().value(created.message)
+    message(f"Created organization '{name}'")
+
+
+@app.command()
+def update(
+    organization: OrgArg,
+    name: Annotated[str | None, typer.Option("--name", help="New name (must be unique).")] = None,
+    description: DescriptionOpt = None,
+    address: AddressOpt = None,
+    email: EmailOpt = None,
+    url: UrlOpt = None,
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+) -> None:
+    """Change an organization's name or details (options not given keep their value)."""
+    if name is None and description is None and address is None and email is None and url is None:
+        raise CliError("nothing to change: give --name, --description, --address, --email or --url", USAGE)
+    with _client(profile, base_url) as client:
+        org_id, entry = resolve_org(client, organization)
+        current_name = name if name is not None else client.organizations.get(org_id).name
+        client.organizations.update(organization_id=org_id, name=current_name, description=description,
+                                    address=address, email=email, url=url)
+    message(f"Updated organization {_label(org_id, entry)}")
+
+
+@app.command()
+def delete(organization: OrgArg, yes: YesOpt = False, profile: ProfileOpt = None, base_url: BaseUrlOpt = None) -> None:
+    """Delete an organization you own (its subscriptions are detached), or leave one shared with you."""
+    if not yes and not output.stdin_is_tty():
+        raise CliError("refusing to delete without confirmation: stdin is not a terminal; pass --yes", USAGE)
+    with _client(profile, base_url) as client:
+        org_id, entry = resolve_org(client, organization)
+        label = _label(org_id, entry)
+        if not yes and not typer.confirm(f"Delete organization {label}?", default=False, err=True):
+            message("Cancelled")
+            raise typer.Exit(1)
+        client.organizations.delete(org_id)
+    message(f"Deleted organization {label}")
+
+
+@share_app.command("add")
+def share_add(
+    organization: OrgArg,
+    user: Annotated[str, typer.Argument(metavar="USER", help="User id (e-mail) to share with.")],
+    rights: Annotated[Rights, typer.Option("--rights", help="What the user may do.")] = Rights.read,
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+) -> None:
+    """Share an organization with a user."""
+    with _client(profile, base_url) as client:
+        org_id, entry = resolve_org(client, organization)
+        outcome = client.organizations.share_add(organization=org_id, user_id=user, rights=rights.value)
+    already = " (it already was)" if (outcome.message or "").startswith("Already") else ""
+    message(f"Shared organization {_label(org_id, entry)} with {user} ({rights.value}){already}")
+
+
+@share_app.command("list")
+def share_list(organization: OrgArg, profile: ProfileOpt = None, base_url: BaseUrlOpt = None,
+               json: JsonOpt = False, quiet: QuietOpt = False) -> None:
+    """Users an organization is shared with."""
+    out = Output(json_output=json, quiet=quiet)
+    with _client(profile, base_url) as client:
+        org_id, _ = resolve_org(client, organization)
+        sharings = client.organizations.share_list(org_id)
+    out.items(sharings, SHARE_COLUMNS, id_of=lambda s: s.user_id,
+              empty=f"Organization {cell(organization)} is not shared.")
+
+
+@share_app.command("remove")
+def share_remove(
+    organization: OrgArg,
+    user: Annotated[str, typer.Argument(metavar="USER", help="User id (e-mail) to stop sharing with.")],
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+) -> None:
+    """Stop sharing an organization with a user."""
+    with _client(profile, base_url) as client:
+        org_id, entry = resolve_org(client, organization)
+        client.organizations.share_delete(organization=org_id, user_id=user)
+    message(f"Stopped sharing organization {_label(org_id, entry)} with {user}")

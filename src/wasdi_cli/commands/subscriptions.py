@@ -1,0 +1,306 @@
+"""``wasdi subscriptions ...``: subscriptions, their sharing and purchase (``client.subscriptions``)."""
+
+import enum
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from .. import connection, output
+from ..errors import USAGE, CliError
+from ..options import BaseUrlOpt, JsonOpt, ProfileOpt, QuietOpt, YesOpt
+from ..output import Output, cell, message
+
+if TYPE_CHECKING:
+    from wasdi_sdk import WasdiClient
+    from wasdi_sdk.models import SubscriptionListViewModel
+
+app = typer.Typer(name="subscriptions", help="Subscriptions: list, create, show, update, delete, share and buy.",
+                  no_args_is_help=True)
+share_app = typer.Typer(name="share", help="Users a subscription is shared with.", no_args_is_help=True)
+app.add_typer(share_app)
+
+SubscriptionArg = Annotated[str, typer.Argument(metavar="ID_OR_NAME", help="Subscription id, or its exact name.")]
+NameOpt = Annotated[str | None, typer.Option("--name", help="Name (a name you already use gets a '(n)' suffix).")]
+DescriptionOpt = Annotated[str | None, typer.Option("--description", help="Description.")]
+StartOpt = Annotated[str | None, typer.Option("--start", help="Start: ISO date (2025-01-31 or "
+                                                             "2025-01-31T08:00:00Z) or epoch ms; default now.")]
+EndOpt = Annotated[str | None, typer.Option("--end", help="End (admins; default: follows the type).")]
+DaysOpt = Annotated[int | None, typer.Option("--days", min=1, help="Length in days (admins; instead of --end).")]
+OrgOpt = Annotated[str | None, typer.Option("--org", help="Organization id whose members may use it "
+                                                          "('' detaches it).")]
+
+LIST_COLUMNS = (
+    ("id", lambda s: s.subscription_id),
+    ("name", lambda s: s.name),
+    ("type", lambda s: s.type_id),
+    ("owner", lambda s: s.owner_user_id),
+    ("start", lambda s: s.start_date),
+    ("end", lambda s: s.end_date),
+    ("paid", lambda s: s.buy_success),
+    ("reason", lambda s: s.reason),
+    ("read-only", lambda s: s.read_only),
+)
+
+SHOW_FIELDS = (
+    ("id", lambda s: s.subscription_id),
+    ("name", lambda s: s.name),
+    ("description", lambda s: s.description),
+    ("type", lambda s: s.type_id),
+    ("type name", lambda s: s.type_name),
+    ("owner", lambda s: s.user_id),
+    ("start", lambda s: s.start_date),
+    ("end", lambda s: s.end_date),
+    ("days", lambda s: s.duration_days),
+    ("paid", lambda s: s.buy_success),
+    ("bought", lambda s: s.buy_date),
+    ("organization", lambda s: s.organization_name or s.organization_id),
+    ("read-only", lambda s: s.read_only),
+)
+
+SHARE_COLUMNS = (
+    ("user", lambda s: s.user_id),
+    ("rights", lambda s: s.permissions),
+    ("owner", lambda s: s.owner_id),
+)
+
+TYPE_COLUMNS = (
+    ("type", lambda t: t.type_id),
+    ("name", lambda t: t.name),
+    ("description", lambda t: t.description),
+)
+
+
+class Rights(enum.StrEnum):
+    read = "read"
+    write = "write"
+
+
+class Status(enum.StrEnum):
+    valid = "valid"
+    expired = "expired"
+    future = "future"
+    paid = "paid"
+    unpaid = "unpaid"
+
+
+class SortBy(enum.StrEnum):
+    name = "name"
+    userId = "userId"
+    startDate = "startDate"
+    endDate = "endDate"
+    buyDate = "buyDate"
+    typeId = "typeId"
+    subscriptionId = "subscriptionId"
+
+
+def _client(profile: str | None, base_url: str | None) -> "WasdiClient":
+    return connection.connect(connection.resolve(profile, base_url))
+
+
+def resolve_subscription(client: "WasdiClient", id_or_name: str) -> tuple[str, "SubscriptionListViewModel | None"]:
+    """The id of the subscription named or identified by ``id_or_name`` among yours, and its list entry.
+
+    An id wins over a name; a name matching several subscriptions is refused; anything else is passed
+    on as an id (an admin may name any subscription by id).
+    """
+    subscriptions = client.subscriptions.list()
+    for sub in subscriptions:
+        if sub.subscription_id == id_or_name:
+            return id_or_name, sub
+    named = [sub for sub in subscriptions if sub.name == id_or_name]
+    if len(named) > 1:
+        ids = ", ".join(str(sub.subscription_id) for sub in named)
+        raise CliError(f"{len(named)} subscriptions are named '{id_or_name}' ({ids}); give the id", USAGE)
+    if named and named[0].subscription_id:
+        return named[0].subscription_id, named[0]
+    return id_or_name, None
+
+
+def _label(subscription_id: str, entry: Any) -> str:
+    name = getattr(entry, "name", None)
+    return f"'{name}' ({subscription_id})" if name else subscription_id
+
+
+@app.command("list")
+def list_(
+    valid: Annotated[bool, typer.Option("--valid", help="Only paid subscriptions valid now.")] = False,
+    all_: Annotated[bool, typer.Option("--all", help="Every subscription of the server (admins).")] = False,
+    user: Annotated[str | None, typer.Option("--user", help="With --all: owner contains this text.")] = None,
+    name: Annotated[str | None, typer.Option("--name", help="With --all: name contains this text.")] = None,
+    status: Annotated[Status | None, typer.Option("--status", help="With --all: only these.")] = None,
+    sort: Annotated[SortBy, typer.Option("--sort", help="With --all: sort field.")] = SortBy.name,
+    desc: Annotated[bool, typer.Option("--desc", help="With --all: descending order.")] = False,
+    offset: Annotated[int, typer.Option("--offset", min=0, help="With --all: skip this many.")] = 0,
+    limit: Annotated[int, typer.Option("--limit", min=0, help="With --all: at most this many.")] = 10,
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+    json: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Subscriptions you own, have through an organization, or that are shared with you."""
+    out = Output(json_output=json, quiet=quiet)
+    if not all_ and (user or name or status or desc or offset or limit != 10 or sort is not SortBy.name):
+        raise CliError("--user, --name, --status, --sort, --desc, --offset and --limit need --all", USAGE)
+    with _client(profile, base_url) as client:
+        if all_:
+            found = client.subscriptions.list_all(userfilter=user, namefilter=name,
+                                                  statusfilter=status.value if status else None, offset=offset,
+                                                  limit=limit, sortby=sort.value, order="desc" if desc else "asc")
+        else:
+            found = client.subscriptions.list(valid=valid)
+    out.items(found, LIST_COLUMNS, id_of=lambda s: s.subscription_id, empty="No subscriptions.")
+
+
+@app.command()
+def show(subscription: SubscriptionArg, profile: ProfileOpt = None, base_url: BaseUrlOpt = None,
+         json: JsonOpt = False, quiet: QuietOpt = False) -> None:
+    """Details of one subscription."""
+    out = Output(json_output=json, quiet=quiet)
+    with _client(profile, base_url) as client:
+        subscription_id, _ = resolve_subscription(client, subscription)
+        details = client.subscriptions.get(subscription_id)
+    out.item(details, SHOW_FIELDS, id_of=lambda s: s.subscription_id)
+
+
+@app.command()
+def types(profile: ProfileOpt = None, base_url: BaseUrlOpt = None, json: JsonOpt = False,
+          quiet: QuietOpt = False) -> None:
+    """The subscription types on sale."""
+    out = Output(json_output=json, quiet=quiet)
+    with _client(profile, base_url) as client:
+        found = client.subscriptions.list_types()
+    out.items(found, TYPE_COLUMNS, id_of=lambda t: t.type_id, empty="No subscription types.")
+
+
+@app.command()
+def create(
+    type_id: Annotated[str, typer.Argument(metavar="TYPE", help="Subscription type, e.g. OneMonthStandard "
+                                                               "(see `wasdi subscriptions types`).")],
+    name: NameOpt = None,
+    description: DescriptionOpt = None,
+    start: StartOpt = None,
+    end: EndOpt = None,
+    days: DaysOpt = None,
+    org: OrgOpt = None,
+    user: Annotated[str | None, typer.Option("--user", help="Owner (admins; default: you).")] = None,
+    paid: Annotated[bool, typer.Option("--paid", help="Create it paid (admins).")] = False,
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+) -> None:
+    """Create a subscription (unpaid; see `buy`) and its default project; prints its id on stdout."""
+    if not type_id.strip():
+        raise CliError("TYPE must not be empty", USAGE)
+    with _client(profile, base_url) as client:
+        created = client.subscriptions.create(type_id=type_id, name=name, description=description, start_date=start,
+                                              end_date=end, duration_days=days, organization_id=org or None,
+                                              user_id=user, buy_success=True if paid else None)
+    if not created.message:
+        raise CliError("the server did not return the id of the new subscription")
+    Output().value(created.message)
+    message(f"Created subscription {created.message} ({type_id})")
+
+
+@app.command()
+def update(
+    subscription: SubscriptionArg,
+    name: NameOpt = None,
+    description: DescriptionOpt = None,
+    type_id: Annotated[str | None, typer.Option("--type", help="Type (unpaid subscriptions, or admins).")] = None,
+    start: StartOpt = None,
+    end: EndOpt = None,
+    days: DaysOpt = None,
+    org: OrgOpt = None,
+    paid: Annotated[bool | None, typer.Option("--paid/--unpaid", help="Mark paid or not (admins).")] = None,
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+) -> None:
+    """Change a subscription (options not given keep their value)."""
+    if all(v is None for v in (name, description, type_id, start, end, days, org, paid)):
+        raise CliError("nothing to change: give at least one option", USAGE)
+    with _client(profile, base_url) as client:
+        subscription_id, entry = resolve_subscription(client, subscription)
+        client.subscriptions.update(subscription_id=subscription_id, name=name, description=description,
+                                    type_id=type_id, start_date=start, end_date=end, duration_days=days,
+                                    organization_id=org, buy_success=paid)
+    message(f"Updated subscription {_label(subscription_id, entry)}")
+
+
+@app.command()
+def delete(subscription: SubscriptionArg, yes: YesOpt = False, profile: ProfileOpt = None,
+           base_url: BaseUrlOpt = None) -> None:
+    """Delete a subscription you own with its projects (or drop your sharing of one)."""
+    if not yes and not output.stdin_is_tty():
+        raise CliError("refusing to delete without confirmation: stdin is not a terminal; pass --yes", USAGE)
+    with _client(profile, base_url) as client:
+        subscription_id, entry = resolve_subscription(client, subscription)
+        label = _label(subscription_id, entry)
+        if not yes and not typer.confirm(f"Delete subscription {label} and its projects?", default=False, err=True):
+            message("Cancelled")
+            raise typer.Exit(1)
+        result = client.subscriptions.delete(subscription_id)
+    if result.message == "Sharing removed":
+        message(f"Left subscription {label} (your sharing was removed)")
+    else:
+        message(f"Deleted subscription {label}")
+
+
+@app.command()
+def buy(
+    subscription: SubscriptionArg,
+    provider: Annotated[str, typer.Option("--provider", help="Payment provider: local (a self-hosted server's "
+                                                            "simulated checkout) or stripe.")] = "local",
+    workspace: Annotated[str | None, typer.Option("--workspace", help="Workspace id to notify when paid.")] = None,
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+) -> None:
+    """Print the checkout URL to pay for a subscription (open it in a browser)."""
+    with _client(profile, base_url) as client:
+        subscription_id, entry = resolve_subscription(client, subscription)
+        url = client.subscriptions.payment_url(subscription_id, payprov=provider, workspace=workspace).message
+    if not url:
+        raise CliError("the server returned no checkout URL")
+    Output().value(url)
+    message(f"Open the URL above to pay for subscription {_label(subscription_id, entry)}; it becomes valid "
+            "once the payment is confirmed.")
+
+
+@share_app.command("add")
+def share_add(
+    subscription: SubscriptionArg,
+    user: Annotated[str, typer.Argument(metavar="USER", help="User id (e-mail) to share with.")],
+    rights: Annotated[Rights, typer.Option("--rights", help="What the user may do.")] = Rights.read,
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+) -> None:
+    """Share a subscription with a user."""
+    with _client(profile, base_url) as client:
+        subscription_id, entry = resolve_subscription(client, subscription)
+        outcome = client.subscriptions.share_add(subscription=subscription_id, user_id=user, rights=rights.value)
+    already = " (it already was)" if (outcome.message or "").startswith("Already") else ""
+    message(f"Shared subscription {_label(subscription_id, entry)} with {user} ({rights.value}){already}")
+
+
+@share_app.command("list")
+def share_list(subscription: SubscriptionArg, profile: ProfileOpt = None, base_url: BaseUrlOpt = None,
+               json: JsonOpt = False, quiet: QuietOpt = False) -> None:
+    """Users a subscription is shared with."""
+    out = Output(json_output=json, quiet=quiet)
+    with _client(profile, base_url) as client:
+        subscription_id, _ = resolve_subscription(client, subscription)
+        sharings = client.subscriptions.share_list(subscription_id)
+    out.items(sharings, SHARE_COLUMNS, id_of=lambda s: s.user_id,
+              empty=f"Subscription {cell(subscription)} is not shared.")
+
+
+@share_app.command("remove")
+def share_remove(
+    subscription: SubscriptionArg,
+    user: Annotated[str, typer.Argument(metavar="USER", help="User id (e-mail) to stop sharing with.")],
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+) -> None:
+    """Stop sharing a subscription with a user."""
+    with _client(profile, base_url) as client:
+        subscription_id, entry = resolve_subscription(client, subscription)
+        client.subscriptions.share_delete(subscription=subscription_id, user_id=user)
+    message(f"Stopped sharing subscription {_label(subscription_id, entry)} with {user}")
