@@ -1,0 +1,418 @@
+"""``STAC``: a STAC API (Earth Search, Copernicus Data Space, Planetary Computer style) over httpx.
+
+A query becomes one ``POST {url}/search`` (STAC API - Item Search):
+
+- ``collections``: from the product type when the provider maps it (``product_types``, e.g.
+  ``S2MSI1C`` → ``sentinel-2-l1c``), else from the platform (``collections``, e.g. ``Sentinel-2`` →
+  ``sentinel-2-l2a``); a platform with neither is this provider's failure (AUTO moves on).  An
+  unmapped product type is sent as a property filter (``type_properties``, e.g. Sentinel-1's
+  ``sar:product_type``);
+- ``bbox`` ``[west, south, east, north]`` and ``datetime`` ``<from>/<to>`` (``..`` when open) from the
+  footprint and the begin/end ranges;
+- cloud cover (``eo:cloud_cover``), relative and absolute orbit (``sat:relative_orbit``,
+  ``sat:absolute_orbit``), sensor mode (``sar:instrument_mode``) and the satellite serial
+  (``platform``) as a ``query`` (Query extension, the default) or a CQL2-JSON ``filter``
+  (``filter_mode = "cql2"``), or not at all (``"none"``); a product name without wildcards as ``ids``;
+- ``limit``, and ``sortby`` when the provider is ``sortable``.
+
+Paging follows the ``next`` links (GET, or POST with a ``body`` merged when ``merge`` is true);
+an API without them but with ``context`` can page with a ``page`` number (``paging = "page"``).
+Where a page ends is remembered, so ``/search/querylist`` walks the results once, not once per
+page.  A count is ``numberMatched`` or ``context.matched`` of a one-item search, else the items
+counted page by page up to ``max_count``.
+
+A result's ``title``/``id`` is the item id, ``footprint`` the WKT of its geometry, ``link`` the
+href of the first asset among ``asset_keys`` (else the first asset with the ``data`` role, else the
+item's ``self`` link), ``preview`` its thumbnail, and ``properties`` strings: ``date``,
+``beginposition``, ``endposition``, ``platform``, ``platformname``, ``instrument``,
+``producttype``, ``cloudcoverpercentage``, ``relativeorbitnumber``, ``absoluteorbit``,
+``sensoroperationalmode``, ``polarisationmode``, ``orbitdirection``, ``collection`` and ``size``
+when the asset has ``file:size``.
+"""
+
+from __future__ import annotations
+
+import copy
+import fnmatch
+import json
+import logging
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+import httpx
+
+from ...services.search_query import SearchQuery, canonical_platform, iso_z, parse_instant
+from .base import (
+    QueryResult,
+    SearchProvider,
+    SearchProviderError,
+    human_size,
+    order_is_desc,
+    string_properties,
+    summary_text,
+    wkt_of_bbox,
+    wkt_of_geojson,
+)
+
+log = logging.getLogger("wasdi_server.search.stac")
+
+DEFAULT_COLLECTIONS: dict[str, tuple[str, ...]] = {
+    "Sentinel-1": ("sentinel-1-grd",),
+    "Sentinel-2": ("sentinel-2-l2a",),
+    "Landsat-*": ("landsat-c2-l2",),
+    "DEM": ("cop-dem-glo-30",),
+}
+DEFAULT_PRODUCT_TYPES: dict[str, tuple[str, ...]] = {
+    "S2MSI1C": ("sentinel-2-l1c",),
+    "S2MSI2A": ("sentinel-2-l2a",),
+    "GRD": ("sentinel-1-grd",),
+}
+DEFAULT_TYPE_PROPERTIES: dict[str, str] = {
+    "Sentinel-1": "sar:product_type",
+    "Sentinel-2": "s2:product_type",
+}
+DEFAULT_ASSET_KEYS: tuple[str, ...] = ("product", "PRODUCT", "data", "visual", "image", "vv", "elevation", "red",
+                                       "B04")
+DEFAULT_PREVIEW_KEYS: tuple[str, ...] = ("thumbnail", "rendered_preview", "preview", "QUICKLOOK", "overview")
+SORT_FIELDS = {"ingestiondate": "properties.datetime", "beginposition": "properties.datetime",
+               "endposition": "properties.datetime", "title": "id",
+               "cloudcoverpercentage": "properties.eo:cloud_cover"}
+SERIAL_PLATFORMS = {"Sentinel-1": "sentinel-1", "Sentinel-2": "sentinel-2"}
+CURSOR_CACHE = 64
+_STAC_PLATFORM = re.compile(r"^sentinel-?(1|2|3|5p|6)([a-d])?$", re.IGNORECASE)
+_LANDSAT = re.compile(r"^landsat-?(\d)$", re.IGNORECASE)
+
+
+def platform_of_item(raw: str | None) -> str | None:
+    """Our platform name of a STAC ``platform`` value (``sentinel-2a`` → ``Sentinel-2``)."""
+    if not raw:
+        return None
+    sentinel = _STAC_PLATFORM.match(raw.strip())
+    if sentinel:
+        return canonical_platform(f"Sentinel-{sentinel.group(1).upper()}")
+    landsat = _LANDSAT.match(raw.strip())
+    if landsat:
+        return f"Landsat-{landsat.group(1)}" if landsat.group(1) in ("5", "7") else "Landsat-*"
+    return canonical_platform(raw)
+
+
+def _mapping(value: Mapping[str, Any] | None, default: Mapping[str, Sequence[str]]) -> dict[str, tuple[str, ...]]:
+    source = default if value is None else value
+    out: dict[str, tuple[str, ...]] = {}
+    for key, item in source.items():
+        out[str(key)] = (item,) if isinstance(item, str) else tuple(str(v) for v in item)
+    return out
+
+
+class StacProvider(SearchProvider):
+    """A STAC API; see the module docstring for the request it sends and how it reads the answer."""
+
+    def __init__(self, code: str, url: str, *, description: str = "", link: str = "",
+                 platforms: frozenset[str] | None = None, page_size: int | None = 100,
+                 collections: Mapping[str, Any] | None = None, product_types: Mapping[str, Any] | None = None,
+                 type_properties: Mapping[str, str] | None = None, asset_keys: Sequence[str] | None = None,
+                 preview_keys: Sequence[str] | None = None, headers: Mapping[str, str] | None = None,
+                 timeout: float = 60.0, filter_mode: str = "query", sortable: bool = True, paging: str = "links",
+                 max_pages: int = 100, max_count: int = 10_000, count_limit: int = 1,
+                 transport: httpx.BaseTransport | None = None) -> None:
+        if not url:
+            raise ValueError(f"the STAC provider {code} needs a url")
+        if filter_mode not in ("query", "cql2", "none"):
+            raise ValueError(f"filter_mode of {code} must be query, cql2 or none")
+        if paging not in ("links", "page"):
+            raise ValueError(f"paging of {code} must be links or page")
+        self.code = code
+        self.url = url.rstrip("/")
+        self.description = description or code
+        self.link = link or self.url
+        self.collections = _mapping(collections, DEFAULT_COLLECTIONS)
+        self.product_types = {k.upper(): v for k, v in _mapping(product_types, DEFAULT_PRODUCT_TYPES).items()}
+        self.type_properties = dict(DEFAULT_TYPE_PROPERTIES if type_properties is None else type_properties)
+        self.platforms = platforms if platforms is not None else frozenset(self.collections)
+        self.page_size = page_size
+        self.asset_keys = tuple(asset_keys or DEFAULT_ASSET_KEYS)
+        self.preview_keys = tuple(preview_keys or DEFAULT_PREVIEW_KEYS)
+        self.headers = {"Accept": "application/geo+json, application/json", **dict(headers or {})}
+        self.timeout = timeout
+        self.filter_mode = filter_mode
+        self.sortable = sortable
+        self.paging = paging
+        self.max_pages = max(1, max_pages)
+        self.max_count = max(1, max_count)
+        self.count_limit = max(1, count_limit)
+        self.transport = transport
+        self._cursors: OrderedDict[tuple[str, int],
+                                   tuple[str, str, dict[str, Any] | None, dict[str, Any]]] = OrderedDict()
+        self._cursor_lock = threading.Lock()
+
+    # -- the interface -----------------------------------------------------------------------
+    def count(self, query: SearchQuery) -> int:
+        body = self.search_body(query, limit=self.count_limit, sortedby=None, order=None)
+        with self._client() as client:
+            page = self._request(client, "POST", f"{self.url}/search", body)
+            matched = _matched(page)
+            if matched is not None:
+                return matched
+            total = 0
+            for _ in self._items(client, body, page, key=None, start=0):
+                total += 1
+                if total >= self.max_count:
+                    log.warning("%s: counting stopped at %d items (max_count)", self.code, total)
+                    break
+            return total
+
+    def search(self, query: SearchQuery, offset: int, limit: int, sortedby: str | None = None,
+               order: str | None = None) -> list[QueryResult]:
+        offset, limit = max(0, offset), max(0, limit)
+        if limit == 0:
+            return []
+        page_limit = min(self.page_size or limit, limit)
+        body = self.search_body(query, limit=page_limit, sortedby=sortedby, order=order)
+        key = json.dumps({k: v for k, v in body.items() if k != "limit"}, sort_keys=True)
+        out: list[QueryResult] = []
+        with self._client() as client:
+            start, method, url, request_body, base = self._resume(key, offset, body)
+            page = self._request(client, method, url, request_body)
+            for index, item in self._items(client, base, page, key=key, start=start):
+                if index < offset:
+                    continue
+                out.append(self.result(item))
+                if len(out) >= limit:
+                    break
+        return out
+
+    # -- the request -------------------------------------------------------------------------
+    def collections_for(self, query: SearchQuery) -> tuple[list[str], str | None]:
+        """The collections to search, and a product type left to filter on (when not mapped)."""
+        product_type = query.product_type
+        if product_type and product_type.upper() in self.product_types:
+            return list(self.product_types[product_type.upper()]), None
+        platform = query.platform_name or ""
+        found = next((v for k, v in self.collections.items() if k.lower() == platform.lower()), None)
+        if found is None:
+            found = next((v for k, v in self.collections.items() if fnmatch.fnmatchcase(platform.lower(), k.lower())),
+                         None)
+        if not found:
+            raise SearchProviderError(f"{self.code} has no STAC collection for the platform {platform or '(none)'}")
+        return list(found), product_type or None
+
+    def search_body(self, query: SearchQuery, *, limit: int, sortedby: str | None, order: str | None) -> dict[str, Any]:
+        collections, loose_type = self.collections_for(query)
+        body: dict[str, Any] = {"collections": collections, "limit": max(1, limit)}
+        if query.bbox is not None:
+            body["bbox"] = list(query.bbox)
+        try:
+            start, end = query.interval()
+        except ValueError as e:  # the parser checked the dates; keep the provider total anyway
+            raise SearchProviderError(str(e)) from e
+        if start is not None or end is not None:
+            body["datetime"] = f"{iso_z(start) if start else '..'}/{iso_z(end) if end else '..'}"
+        if query.product_name and not any(c in query.product_name for c in "*?["):
+            body["ids"] = [query.product_name]
+        conditions: list[tuple[str, str, Any]] = []
+        if query.cloud_coverage_from is not None:
+            conditions.append(("eo:cloud_cover", "gte", query.cloud_coverage_from))
+        if query.cloud_coverage_to is not None:
+            conditions.append(("eo:cloud_cover", "lte", query.cloud_coverage_to))
+        if query.relative_orbit is not None:
+            conditions.append(("sat:relative_orbit", "eq", query.relative_orbit))
+        if query.absolute_orbit is not None:
+            conditions.append(("sat:absolute_orbit", "eq", query.absolute_orbit))
+        if query.sensor_mode:
+            conditions.append(("sar:instrument_mode", "eq", query.sensor_mode))
+        if loose_type:
+            prop = self.type_properties.get(query.platform_name or "", "product:type")
+            conditions.append((prop, "eq", loose_type))
+        serial_prefix = SERIAL_PLATFORMS.get(query.platform_name or "")
+        if query.platform_serial_identifier and serial_prefix:
+            conditions.append(("platform", "eq", serial_prefix + query.platform_serial_identifier.lower()))
+        if conditions and self.filter_mode == "query":
+            body["query"] = {}
+            for prop, op, value in conditions:
+                body["query"].setdefault(prop, {})[op] = value
+        elif conditions and self.filter_mode == "cql2":
+            ops = {"eq": "=", "gte": ">=", "lte": "<="}
+            args = [{"op": ops[op], "args": [{"property": prop}, value]} for prop, op, value in conditions]
+            body["filter-lang"] = "cql2-json"
+            body["filter"] = args[0] if len(args) == 1 else {"op": "and", "args": args}
+        if self.sortable and sortedby:
+            field_name = SORT_FIELDS.get(sortedby.strip().lower(), "properties.datetime")
+            body["sortby"] = [{"field": field_name, "direction": "desc" if order_is_desc(order) else "asc"}]
+        return body
+
+    def _client(self) -> httpx.Client:
+        return httpx.Client(timeout=self.timeout, headers=self.headers, transport=self.transport,
+                            follow_redirects=True)
+
+    def _request(self, client: httpx.Client, method: str, url: str, body: dict[str, Any] | None) -> dict[str, Any]:
+        try:
+            response = client.post(url, json=body or {}) if method == "POST" else client.get(url)
+        except httpx.HTTPError as e:
+            raise SearchProviderError(f"{self.code}: cannot reach {url}: {e}") from e
+        if response.status_code >= 400:
+            raise SearchProviderError(f"{self.code}: {method} {url} answered {response.status_code}: "
+                                      f"{response.text[:300]}")
+        try:
+            page = response.json()
+        except ValueError as e:
+            raise SearchProviderError(f"{self.code}: {url} did not answer JSON") from e
+        if not isinstance(page, dict) or not isinstance(page.get("features"), list):
+            raise SearchProviderError(f"{self.code}: {url} did not answer a STAC ItemCollection")
+        return page
+
+    def _items(self, client: httpx.Client, base: dict[str, Any], page: dict[str, Any], *, key: str | None,
+               start: int) -> Iterator[tuple[int, dict[str, Any]]]:
+        """Every item from ``page`` on, with its index in the whole result; remembers where pages end.
+
+        ``base`` is the body of the last POST: a POST ``next`` link with ``merge`` is merged into it
+        (also after GET pages in between).
+        """
+        index = start
+        for _ in range(self.max_pages):
+            features = [f for f in page["features"] if isinstance(f, dict)]
+            following = self._next(page, base) if features else None
+            if following is not None:
+                method, url, body = following
+                if body is not None:
+                    base = body
+                if key is not None:  # before yielding: the reader may stop mid-page
+                    self._remember(key, index + len(features), method, url, body, base)
+            for feature in features:
+                yield index, feature
+                index += 1
+            if following is None:
+                return
+            page = self._request(client, method, url, body)
+        log.warning("%s: stopped after %d pages (max_pages)", self.code, self.max_pages)
+
+    def _next(self, page: Mapping[str, Any],
+              body: dict[str, Any]) -> tuple[str, str, dict[str, Any] | None] | None:
+        for link in page.get("links") or ():
+            if not isinstance(link, Mapping) or link.get("rel") != "next" or not link.get("href"):
+                continue
+            method = str(link.get("method") or "GET").upper()
+            if method == "POST":
+                raw = link.get("body")
+                extra: dict[str, Any] = dict(raw) if isinstance(raw, Mapping) else {}
+                merged = {**body, **extra} if link.get("merge") or not extra else dict(extra)
+                return "POST", str(link["href"]), merged
+            return "GET", str(link["href"]), None
+        if self.paging == "page":
+            matched = _matched(page)
+            returned = len(page.get("features") or ())
+            number = int(body.get("page") or 1)
+            limit = int(body.get("limit") or returned or 1)
+            if returned and (matched is None or number * limit < matched):
+                return "POST", f"{self.url}/search", {**body, "page": number + 1}
+        return None
+
+    def _remember(self, key: str, index: int, method: str, url: str, body: dict[str, Any] | None,
+                  base: dict[str, Any]) -> None:
+        with self._cursor_lock:
+            self._cursors[(key, index)] = (method, url, copy.deepcopy(body), copy.deepcopy(base))
+            self._cursors.move_to_end((key, index))
+            while len(self._cursors) > CURSOR_CACHE:
+                self._cursors.popitem(last=False)
+
+    def _resume(self, key: str, offset: int,
+                body: dict[str, Any]) -> tuple[int, str, str, dict[str, Any] | None, dict[str, Any]]:
+        """Where to start reading for ``offset``: the nearest remembered page start at or before it."""
+        with self._cursor_lock:
+            best = max((i for (k, i) in self._cursors if k == key and i <= offset), default=None)
+            if best:
+                method, url, saved, base = self._cursors[(key, best)]
+                return best, method, url, copy.deepcopy(saved), copy.deepcopy(base)
+        return 0, "POST", f"{self.url}/search", body, body
+
+    # -- the answer --------------------------------------------------------------------------
+    def result(self, item: Mapping[str, Any]) -> QueryResult:
+        props = item.get("properties") if isinstance(item.get("properties"), Mapping) else {}
+        assert isinstance(props, Mapping)
+        assets = item.get("assets") if isinstance(item.get("assets"), Mapping) else {}
+        assert isinstance(assets, Mapping)
+        item_id = str(item.get("id") or "")
+        geometry = item.get("geometry")
+        footprint = wkt_of_geojson(geometry) if isinstance(geometry, Mapping) else None
+        if footprint is None and isinstance(item.get("bbox"), list) and len(item["bbox"]) >= 4:
+            box = item["bbox"]
+            try:
+                footprint = wkt_of_bbox((float(box[0]), float(box[1]), float(box[-2]), float(box[-1])))
+            except (TypeError, ValueError):
+                footprint = None
+        data_key, data = self._asset(assets, self.asset_keys, "data")
+        _, preview = self._asset(assets, self.preview_keys, "thumbnail")
+        link = _href(data) or _self_link(item)
+        begin = _when(props.get("start_datetime") or props.get("datetime"))
+        end = _when(props.get("end_datetime") or props.get("datetime"))
+        size_bytes = data.get("file:size") if isinstance(data, Mapping) else None
+        size = human_size(size_bytes) if isinstance(size_bytes, int | float) else None
+        raw_platform = props.get("platform")
+        platform = platform_of_item(str(raw_platform)) if raw_platform else None
+        instruments = props.get("instruments")
+        instrument = " ".join(str(i) for i in instruments) if isinstance(instruments, list) else None
+        mode = props.get("sar:instrument_mode")
+        product_type = props.get("s2:product_type") or props.get("sar:product_type") or props.get("product:type")
+        values = {
+            "date": begin, "beginposition": begin, "endposition": end, "platform": raw_platform,
+            "platformname": platform, "instrument": instrument, "producttype": product_type,
+            "cloudcoverpercentage": props.get("eo:cloud_cover"), "relativeorbitnumber": props.get("sat:relative_orbit"),
+            "absoluteorbit": props.get("sat:absolute_orbit"), "sensoroperationalmode": mode,
+            "polarisationmode": props.get("sar:polarizations"), "orbitdirection": props.get("sat:orbit_state"),
+            "collection": item.get("collection"), "size": size, "sizeInBytes": size_bytes,
+            "asset": data_key, "title": item_id,
+        }
+        return QueryResult(
+            id=item_id, title=item_id, link=link, footprint=footprint, provider=self.code, preview=_href(preview),
+            summary=summary_text(begin, instrument, str(mode) if mode else None, platform, size),
+            properties=string_properties(values), platform=platform,
+        )
+
+    @staticmethod
+    def _asset(assets: Mapping[str, Any], keys: Sequence[str],
+               role: str) -> tuple[str | None, Mapping[str, Any] | None]:
+        for key in keys:
+            asset = assets.get(key)
+            if isinstance(asset, Mapping) and asset.get("href"):
+                return key, asset
+        for key, asset in assets.items():
+            if isinstance(asset, Mapping) and asset.get("href") and role in (asset.get("roles") or ()):
+                return str(key), asset
+        return None, None
+
+
+def _href(asset: Mapping[str, Any] | None) -> str | None:
+    if not isinstance(asset, Mapping):
+        return None
+    href = asset.get("href")
+    return str(href) if href else None
+
+
+def _self_link(item: Mapping[str, Any]) -> str | None:
+    for link in item.get("links") or ():
+        if isinstance(link, Mapping) and link.get("rel") == "self" and link.get("href"):
+            return str(link["href"])
+    return None
+
+
+def _when(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return parse_instant(value)
+    except ValueError:
+        return None
+
+
+def _matched(page: Mapping[str, Any]) -> int | None:
+    for value in (page.get("numberMatched"), (page.get("context") or {}).get("matched")
+                  if isinstance(page.get("context"), Mapping) else None):
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            return value
+    return None
+
+
+__all__ = ["DEFAULT_COLLECTIONS", "DEFAULT_PRODUCT_TYPES", "StacProvider", "platform_of_item"]
