@@ -1,0 +1,53 @@
+"""/filebuffer: importing remote files into a workspace, publishing bands, sharing products between workspaces."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from wasdi_sdk.models import ImageImportViewModel, PrimitiveResult, RabbitMessageViewModel
+
+from ..errors import DomainError, ServerFailure
+from ..services.products import PRODUCT_ALREADY_PRESENT
+from .framework import Call, handles
+
+IMPORT_STATUSES = (401, 403, 500)
+"""The failure codes the contract gives /filebuffer/download; anything else is answered as 500."""
+
+
+@handles("file_buffer.share")
+def share(call: Call) -> PrimitiveResult:
+    p = call.params
+    outcome = call.services.products.queue_share(call.caller, p["originWorkspaceId"], p["destinationWorkspaceId"],
+                                                 p["productName"], p["parent"])
+    if outcome == PRODUCT_ALREADY_PRESENT:  # gaps §0.7: HTTP 200, boolValue false, intValue 500
+        return PrimitiveResult(bool_value=False, int_value=500, string_value=PRODUCT_ALREADY_PRESENT)
+    return PrimitiveResult(bool_value=True, int_value=200, string_value=outcome)
+
+
+def _import(call: Call, data: dict[str, Any]) -> PrimitiveResult:
+    try:
+        outcome = call.services.products.queue_import(call.caller, data)
+    except DomainError as e:
+        if e.status in IMPORT_STATUSES:
+            raise
+        raise ServerFailure(e.message) from e
+    return PrimitiveResult(bool_value=True, int_value=200, string_value=outcome)
+
+
+@handles("file_buffer.import_product")
+def import_product(call: Call) -> PrimitiveResult:
+    body: ImageImportViewModel = call.body
+    return _import(call, body.to_wire())
+
+
+@handles("file_buffer.import_product_by_query")
+def import_product_by_query(call: Call) -> PrimitiveResult:
+    return _import(call, {k: v for k, v in call.params.items() if v is not None})
+
+
+@handles("file_buffer.publish_band")
+def publish_band(call: Call) -> RabbitMessageViewModel:
+    p = call.params
+    message = call.services.products.publish_band(call.caller, p["workspace"], p["fileUrl"], p["band"], p["style"],
+                                                  p["parent"], call.base_url)
+    return RabbitMessageViewModel.model_validate(message)

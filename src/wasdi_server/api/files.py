@@ -1,0 +1,141 @@
+"""/catalog: the file calls of the official ``wasdi`` library (not in the contract).
+
+- ``checkdownloadavaialibitybyname``: ``boolValue`` true when the file is in the workspace folder, 404
+  when it is not (the library reads 404 as "not on WASDI").
+- ``downloadbyname``: the file, streamed, with ``Content-Disposition: attachment; filename="<name>"``
+  and its length.  A SNAP product (``.dim``) comes as a zip of the ``.dim`` and its ``.data`` folder,
+  named ``<stem>.zip`` and streamed as it is built (the library unzips it).
+- ``fileOnNode``: ``boolValue`` whether the file is on this node's disk (200 either way).
+- ``properties``: ``fileName, friendlyName, size, lastUpdateTimestampMs, style`` and, with
+  ``getchecksum=true``, the MD5 ``checksum`` (hex) the library compares with its local copy.
+- ``upload/ingestinws``: queue an INGEST of a file already in the folder; ``stringValue`` is the process id.
+"""
+
+from __future__ import annotations
+
+import os
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from wasdi_sdk.models import PrimitiveResult
+
+from ..errors import BadRequest
+from ..services.readers import stem_of
+from .answers import FileResult
+from .framework import Call, handles
+
+ZIP_CHUNK = 1024 * 1024
+
+
+@handles("files.check_available")
+def check_available(call: Call) -> PrimitiveResult:
+    call.services.products.existing_file(call.caller, call.params["workspace"], call.params["filename"])
+    return PrimitiveResult(bool_value=True, int_value=200)
+
+
+def _spelled(call: Call, name: str, alias: str) -> str:
+    """A parameter, or the spelling the web client's attachment link uses for it; 400 when neither is there."""
+    value = call.params.get(name) or next((v for v in call.extra.get(alias, []) if v), None)
+    if not value:
+        raise BadRequest(f"missing parameter {name}")
+    return str(value)
+
+
+@handles("files.download")
+def download(call: Call) -> FileResult:
+    """``filename``/``workspace`` (the official library, the web client's CatalogService) or
+    ``fileName``/``worskpaceId`` (the web client's attachment link)."""
+    path = call.services.products.existing_file(call.caller, _spelled(call, "workspace", "worskpaceId"),
+                                                _spelled(call, "filename", "fileName"))
+    if path.suffix.lower() == ".dim":
+        return FileResult(zip_stream(path), media_type="application/zip", filename=f"{stem_of(path.name)}.zip")
+    if not path.is_file():
+        return FileResult(zip_stream(path), media_type="application/zip", filename=f"{path.name}.zip")
+    handle = open(path, "rb")  # noqa: SIM115 - the answer streams it and falcon closes it
+    return FileResult(handle, filename=path.name, length=os.fstat(handle.fileno()).st_size)
+
+
+@handles("files.on_node")
+def on_node(call: Call) -> PrimitiveResult:
+    p = call.params
+    return PrimitiveResult(bool_value=call.services.products.on_node(call.caller, p["workspace"], p["filename"]))
+
+
+@handles("files.properties")
+def properties(call: Call) -> dict[str, Any]:
+    p = call.params
+    return call.services.products.properties(call.caller, p["workspace"], p["file"], bool(p["getchecksum"]))
+
+
+@handles("files.ingest")
+def ingest(call: Call) -> PrimitiveResult:
+    p = call.params
+    process_id = call.services.products.ingest_existing(call.caller, p["workspace"], p["file"], style=p["style"],
+                                                        platform=p["platform"], parent=p["parent"])
+    return PrimitiveResult(bool_value=True, int_value=200, string_value=process_id)
+
+
+class _Chunks:
+    """A write-only file object that hands what is written to a generator, chunk by chunk."""
+
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+        self.position = 0
+
+    def write(self, data: bytes) -> int:
+        self.parts.append(bytes(data))
+        self.position += len(data)
+        return len(data)
+
+    def tell(self) -> int:
+        return self.position
+
+    def flush(self) -> None:
+        pass
+
+    def take(self) -> bytes:
+        data = b"".join(self.parts)
+        self.parts.clear()
+        return data
+
+
+def zip_members_of(path: Path) -> list[tuple[Path, str]]:
+    """The files a zipped download holds: a ``.dim`` with its ``.data`` folder, or a folder's files."""
+    if path.is_dir():
+        base = path.parent
+        roots = [path]
+        items: list[tuple[Path, str]] = []
+    else:
+        base = path.parent
+        items = [(path, path.name)]
+        roots = [path.with_suffix(".data")]
+    for root in roots:
+        if root.is_dir():
+            for child in sorted(root.rglob("*")):
+                if child.is_file() and not child.is_symlink():
+                    items.append((child, child.relative_to(base).as_posix()))
+    return items
+
+
+def zip_stream(path: Path) -> Iterator[bytes]:
+    """A zip of ``path`` (and its ``.data`` folder) built while it is sent; one chunk in memory at a time."""
+    sink = _Chunks()
+    with zipfile.ZipFile(sink, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:  # type: ignore[arg-type]
+        for source, name in zip_members_of(path):
+            with open(source, "rb") as src, archive.open(name, "w", force_zip64=True) as dst:
+                while True:
+                    chunk = src.read(ZIP_CHUNK)
+                    if not chunk:
+                        break
+                    dst.write(chunk)
+                    data = sink.take()
+                    if data:
+                        yield data
+            data = sink.take()
+            if data:
+                yield data
+    data = sink.take()
+    if data:
+        yield data

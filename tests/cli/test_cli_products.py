@@ -1,0 +1,140 @@
+"""``wasdi products ...`` and ``wasdi import`` against the in-process server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.cli.conftest import Cli, lines
+from tests.server.geodata import BBOX_4326, make_geotiff
+from wasdi_cli import output
+
+
+@pytest.fixture
+def alice(cli: Cli) -> Cli:
+    cli.login()
+    return cli
+
+
+@pytest.fixture
+def ws(alice: Cli) -> str:
+    result = alice("ws", "create", "floods")
+    assert result.exit_code == 0, result.output
+    return result.stdout.strip()
+
+
+@pytest.fixture
+def tif(tmp_path: Path) -> Path:
+    return make_geotiff(tmp_path / "scene.tif")
+
+
+def upload(cli: Cli, path: Path, *extra: str) -> str:
+    result = cli("products", "upload", str(path), "--ws", "floods", *extra)
+    assert result.exit_code == 0, result.output
+    return result.stdout.strip()
+
+
+def test_upload_waits_for_the_ingest_and_prints_the_file_name(alice: Cli, ws: str, tif: Path) -> None:
+    result = alice("products", "upload", str(tif), "--ws", "floods", "--style", "grey")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "scene.tif\n"
+    assert "Uploaded and ingested scene.tif" in result.stderr
+    product = alice.sdk(alice.token()).products.get("scene.tif", ws)
+    assert product.bbox == BBOX_4326 and product.style == "grey"
+
+
+def test_upload_without_waiting(alice: Cli, ws: str, tif: Path) -> None:
+    assert upload(alice, tif, "--no-wait", "--name", "other.tif") == "other.tif"
+    sdk = alice.sdk(alice.token())
+    import time
+
+    for _ in range(200):
+        if sdk.products.list_names(ws):
+            break
+        time.sleep(0.02)
+    assert sdk.products.list_names(ws) == ["other.tif"]
+
+
+def test_list_json_quiet_and_table(alice: Cli, ws: str, tif: Path, tmp_path: Path) -> None:
+    upload(alice, tif)
+    upload(alice, make_geotiff(tmp_path / "b.tif", count=1))
+    result = alice("products", "list", "--ws", ws, "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == [p.to_wire() for p in alice.sdk(alice.token()).products.list(ws)]
+    assert alice("products", "list", "--ws", "floods", "-q").stdout.splitlines() == ["b.tif", "scene.tif"]
+    table = alice("products", "list", "--ws", "floods").stdout
+    assert "red, band_2" in table and "scene.tif" in table and lines(table)[0].split()[:3] == ["file", "name",
+                                                                                              "bands"]
+    empty = alice("ws", "create", "empty").stdout.strip()
+    result = alice("products", "list", "--ws", empty)
+    assert result.exit_code == 0 and result.stdout == "" and "No products." in result.stderr
+
+
+def test_show(alice: Cli, ws: str, tif: Path) -> None:
+    upload(alice, tif)
+    result = alice("products", "show", "scene.tif", "--ws", "floods")
+    assert result.exit_code == 0, result.output
+    assert BBOX_4326 in result.stdout and "red, band_2" in result.stdout
+    data = json.loads(alice("products", "show", "scene.tif", "--ws", "floods", "--json").stdout)
+    assert data["fileName"] == "scene.tif" and data["bbox"] == BBOX_4326
+    missing = alice("products", "show", "nope.tif", "--ws", "floods")
+    assert missing.exit_code == 1 and "no product 'nope.tif'" in missing.stderr
+
+
+def test_download_writes_the_file_atomically(alice: Cli, ws: str, tif: Path, tmp_path: Path) -> None:
+    upload(alice, tif)
+    out = tmp_path / "out"
+    out.mkdir()
+    result = alice("products", "download", "scene.tif", "--ws", "floods", "-o", str(out))
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == str(out / "scene.tif")
+    assert (out / "scene.tif").read_bytes() == tif.read_bytes() and len(list(out.iterdir())) == 1
+    missing = alice("products", "download", "nope.tif", "--ws", "floods", "-o", str(out))
+    assert missing.exit_code == 1 and len(list(out.iterdir())) == 1
+
+
+def test_delete_needs_confirmation_or_yes(alice: Cli, ws: str, tif: Path) -> None:
+    upload(alice, tif)
+    refused = alice("products", "delete", "scene.tif", "--ws", "floods")
+    assert refused.exit_code == 2 and "--yes" in refused.stderr
+    result = alice("products", "delete", "scene.tif", "--ws", "floods", "--yes")
+    assert result.exit_code == 0, result.output
+    assert "Deleted scene.tif" in result.stderr
+    assert alice.sdk(alice.token()).products.list_names(ws) == []
+    assert alice("products", "delete", "scene.tif", "--ws", "floods", "--yes").exit_code == 1
+
+
+def test_progress_bars_on_a_terminal(alice: Cli, ws: str, tif: Path, tmp_path: Path,
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(output, "stderr_is_tty", lambda: True)
+    assert upload(alice, tif) == "scene.tif"
+    result = alice("products", "download", "scene.tif", "--ws", "floods", "-o", str(tmp_path / "x.tif"))
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "x.tif").read_bytes() == tif.read_bytes()
+
+
+def test_import_prints_the_process_or_waits(alice: Cli, ws: str, tif: Path, tmp_path: Path) -> None:
+    imports = alice.app.services.settings.data_dir / "imports"
+    imports.mkdir()
+    (imports / "scene.tif").write_bytes(tif.read_bytes())
+    url = (imports / "scene.tif").as_uri()
+    result = alice("import", url, "--ws", "floods", "--wait")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "scene.tif\n" and "Imported scene.tif" in result.stderr
+    again = alice("import", url, "--ws", "floods")
+    assert again.exit_code == 0 and again.stdout == "DONE\n"
+    started = alice("import", url, "--ws", "floods", "--name", "copy.tif")
+    assert started.exit_code == 0 and len(started.stdout.strip()) == 36
+    assert alice("processes", "wait", started.stdout.strip(), "-q").exit_code == 0
+    assert sorted(alice.sdk(alice.token()).products.list_names(ws)) == ["copy.tif", "scene.tif"]
+    failed = alice("import", "http://127.0.0.1:9/x.tif", "--ws", "floods", "--wait")
+    assert failed.exit_code == 1 and "the import failed" in failed.stderr
+    refused = alice("import", tif.as_uri(), "--ws", "floods")
+    assert refused.exit_code == 4
+
+
+def test_not_logged_in(cli: Cli, tif: Path) -> None:
+    result = cli("products", "list", "--ws", "x")
+    assert result.exit_code == 4 and "not logged in" in result.stderr
