@@ -1,0 +1,255 @@
+"""``wasdi styles ...``: map styles (SLD files) and their sharing (``client.styles``)."""
+
+import enum
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from .. import connection, output
+from ..errors import USAGE, CliError
+from ..options import BaseUrlOpt, JsonOpt, ProfileOpt, QuietOpt, YesOpt
+from ..output import Output, cell, message, progress
+
+if TYPE_CHECKING:
+    from wasdi_sdk import WasdiClient
+    from wasdi_sdk.models import StyleViewModel
+
+app = typer.Typer(name="styles", help="Map styles (SLD): list, show, upload, update, download, delete and share.",
+                  no_args_is_help=True)
+share_app = typer.Typer(name="share", help="Users a style is shared with.", no_args_is_help=True)
+app.add_typer(share_app)
+
+StyleArg = Annotated[str, typer.Argument(metavar="ID_OR_NAME", help="Style id, or its name.")]
+DescriptionOpt = Annotated[str | None, typer.Option("--description", help="Description of the style.")]
+PublicOpt = Annotated[bool | None, typer.Option("--public/--private", help="Visible to every user, or not.")]
+
+LIST_COLUMNS = (
+    ("id", lambda s: s.style_id),
+    ("name", lambda s: s.name),
+    ("owner", lambda s: s.user_id),
+    ("public", lambda s: s.is_public),
+    ("shared with me", lambda s: s.shared_with_me),
+    ("read-only", lambda s: s.read_only),
+    ("description", lambda s: s.description),
+)
+
+SHOW_FIELDS = (
+    ("id", lambda s: s.style_id),
+    ("name", lambda s: s.name),
+    ("description", lambda s: s.description),
+    ("owner", lambda s: s.user_id),
+    ("public", lambda s: s.is_public),
+    ("shared with me", lambda s: s.shared_with_me),
+    ("read-only", lambda s: s.read_only),
+    ("preview", lambda s: s.img_link),
+)
+
+SHARE_COLUMNS = (
+    ("user", lambda s: s.user_id),
+    ("rights", lambda s: s.permissions),
+)
+
+
+class Rights(enum.StrEnum):
+    read = "read"
+    write = "write"
+
+
+def _client(profile: str | None, base_url: str | None) -> "WasdiClient":
+    return connection.connect(connection.resolve(profile, base_url))
+
+
+def resolve_style(client: "WasdiClient", id_or_name: str) -> tuple[str, "StyleViewModel | None"]:
+    """The id of the style identified or named by ``id_or_name`` (names are unique, ignoring case), and its
+    list entry; a value that is neither is passed on as an id."""
+    styles = client.styles.list()
+    for style in styles:
+        if style.style_id == id_or_name:
+            return id_or_name, style
+    for style in styles:
+        if (style.name or "").casefold() == id_or_name.casefold() and style.style_id:
+            return style.style_id, style
+    return id_or_name, None
+
+
+def _label(style_id: str, entry: Any) -> str:
+    name = getattr(entry, "name", None)
+    return f"'{name}' ({style_id})" if name else style_id
+
+
+@app.command("list")
+def list_(profile: ProfileOpt = None, base_url: BaseUrlOpt = None, json: JsonOpt = False,
+          quiet: QuietOpt = False) -> None:
+    """Styles you own, public ones, and those shared with you."""
+    from wasdi_sdk import EmptyResultError
+
+    out = Output(json_output=json, quiet=quiet)
+    with _client(profile, base_url) as client:
+        try:
+            styles = client.styles.list()
+        except EmptyResultError as e:
+            raise CliError("the server listed no styles (is the session still valid? try `wasdi login`)") from e
+    out.items(styles, LIST_COLUMNS, id_of=lambda s: s.style_id, empty="No styles.")
+
+
+@app.command()
+def show(
+    style: StyleArg,
+    xml: Annotated[bool, typer.Option("--xml", help="Print the style's SLD instead of its details.")] = False,
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+    json: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Details of one style, or its SLD with --xml."""
+    out = Output(json_output=json, quiet=quiet)
+    with _client(profile, base_url) as client:
+        style_id, entry = resolve_style(client, style)
+        if xml:
+            out.value(client.styles.get_xml(style_id).rstrip("\n"))
+            return
+    if entry is None:
+        raise CliError(f"no style '{style}' among yours, the public ones and those shared with you")
+    out.item(entry, SHOW_FIELDS, id_of=lambda s: s.style_id)
+
+
+@app.command()
+def upload(
+    file: Annotated[Path, typer.Argument(metavar="FILE", exists=True, dir_okay=False, readable=True,
+                                         help="The SLD file.")],
+    name: Annotated[str | None, typer.Option("--name", help="Unique style name (default: the file's name "
+                                                           "without extension).")] = None,
+    description: DescriptionOpt = None,
+    public: Annotated[bool, typer.Option("--public/--private", help="Visible to every user, or not.")] = False,
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+) -> None:
+    """Create a style from an SLD file; prints its id on stdout."""
+    style_name = name or file.stem
+    with _client(profile, base_url) as client, progress(f"Uploading {file.name}", file.stat().st_size) as advance:
+        result = client.styles.upload(file, name=style_name, description=description, public=public,
+                                      on_progress=advance)
+    if result.string_value:
+        Output().value(result.string_value)
+    message(f"Created style '{style_name}'")
+
+
+@app.command()
+def update(
+    style: StyleArg,
+    file: Annotated[Path | None, typer.Option("--file", exists=True, dir_okay=False, readable=True,
+                                              help="A new SLD, or a .zip holding one.")] = None,
+    description: DescriptionOpt = None,
+    public: PublicOpt = None,
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+) -> None:
+    """Replace a style's SLD and/or change its description or visibility."""
+    from wasdi_sdk import NotModifiedError
+
+    if file is None and description is None and public is None:
+        raise CliError("nothing to change: give --file, --description or --public/--private", USAGE)
+    with _client(profile, base_url) as client:
+        style_id, entry = resolve_style(client, style)
+        label = _label(style_id, entry)
+        if file is not None:
+            try:
+                client.styles.update_file(file, style_id=style_id, zipped=file.suffix.lower() == ".zip")
+                message(f"Replaced the SLD of style {label}")
+            except NotModifiedError:
+                message(f"The SLD of style {label} is unchanged")
+        if description is not None or public is not None:
+            client.styles.update_params(style_id, description=description, public=public)
+            changes = {"description": description, "public": public}
+            message(f"Updated style {label}: " + ", ".join(f"{k}={cell(v)}" for k, v in changes.items()
+                                                           if v is not None))
+
+
+@app.command()
+def download(
+    style: StyleArg,
+    out: Annotated[str | None, typer.Option(
+        "--output", "-o", metavar="PATH", help="A file, a folder, or - for stdout (default: <name>.sld in the "
+                                               "current folder).")] = None,
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+) -> None:
+    """Download a style's SLD file."""
+    from wasdi_sdk import NoContentError
+
+    with _client(profile, base_url) as client:
+        style_id, entry = resolve_style(client, style)
+        try:
+            if out == "-":
+                sys.stdout.buffer.write(client.styles.download(style_id))
+                sys.stdout.flush()
+                return
+            with progress(f"Downloading {style}") as advance:
+                if entry is None:  # not in the list: try it as a name
+                    path = client.styles.download_by_name(style, to=Path(out) if out else Path.cwd(),
+                                                          on_progress=advance)
+                else:
+                    path = client.styles.download(style_id, to=Path(out) if out else Path.cwd(), on_progress=advance)
+        except NoContentError as e:
+            raise CliError(f"no style '{style}' (or its file is missing on the server)") from e
+    message(f"Saved {path}")
+
+
+@app.command()
+def delete(style: StyleArg, yes: YesOpt = False, profile: ProfileOpt = None, base_url: BaseUrlOpt = None) -> None:
+    """Delete a style you own (or stop having one shared with you)."""
+    if not yes and not output.stdin_is_tty():
+        raise CliError("refusing to delete without confirmation: stdin is not a terminal; pass --yes", USAGE)
+    with _client(profile, base_url) as client:
+        style_id, entry = resolve_style(client, style)
+        label = _label(style_id, entry)
+        leaving = bool(entry is not None and entry.shared_with_me)
+        if not yes:
+            question = f"Leave style {label}, shared with you?" if leaving else f"Delete style {label}?"
+            if not typer.confirm(question, default=False, err=True):
+                message("Cancelled")
+                raise typer.Exit(1)
+        client.styles.delete(style_id)
+    message(f"Left style {label}" if leaving else f"Deleted style {label}")
+
+
+@share_app.command("add")
+def share_add(
+    style: StyleArg,
+    user: Annotated[str, typer.Argument(metavar="USER", help="User id (e-mail) to share with.")],
+    rights: Annotated[Rights, typer.Option("--rights", help="What the user may do.")] = Rights.read,
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+) -> None:
+    """Share a style with a user."""
+    with _client(profile, base_url) as client:
+        style_id, entry = resolve_style(client, style)
+        client.styles.share_add(style_id=style_id, user_id=user, rights=rights.value)
+    message(f"Shared style {_label(style_id, entry)} with {user} ({rights.value})")
+
+
+@share_app.command("list")
+def share_list(style: StyleArg, profile: ProfileOpt = None, base_url: BaseUrlOpt = None, json: JsonOpt = False,
+               quiet: QuietOpt = False) -> None:
+    """Users a style is shared with."""
+    out = Output(json_output=json, quiet=quiet)
+    with _client(profile, base_url) as client:
+        style_id, _ = resolve_style(client, style)
+        sharings = client.styles.share_list(style_id)
+    out.items(sharings, SHARE_COLUMNS, id_of=lambda s: s.user_id, empty=f"Style {cell(style)} is not shared.")
+
+
+@share_app.command("remove")
+def share_remove(
+    style: StyleArg,
+    user: Annotated[str, typer.Argument(metavar="USER", help="User id (e-mail) to stop sharing with.")],
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+) -> None:
+    """Stop sharing a style with a user."""
+    with _client(profile, base_url) as client:
+        style_id, entry = resolve_style(client, style)
+        client.styles.share_delete(style_id=style_id, user_id=user)
+    message(f"Stopped sharing style {_label(style_id, entry)} with {user}")

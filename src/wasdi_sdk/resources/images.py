@@ -1,0 +1,179 @@
+"""``client.images``: image upload, retrieval, existence check and deletion; processor logo and gallery (/images).
+
+Also holds the streamed upload and download helpers that ``client.styles`` uses.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, Unpack, cast, overload
+from urllib.parse import unquote
+
+from .._exceptions import NotFoundError
+from .._resource import APIResource, RequestOptions
+from ..models import PrimitiveResult
+
+if TYPE_CHECKING:
+    from .._base_client import BaseClient
+
+FileSource = str | os.PathLike[str] | IO[bytes]
+"""A file to upload: a path, or a binary file object open for reading."""
+Progress = Callable[[int], None]
+"""Called with the number of bytes sent or received since the previous call."""
+
+CHUNK = 64 * 1024
+_DISPOSITION_NAME = re.compile(r"""filename=["']?([^"';]+)""", re.IGNORECASE)
+_DISPOSITION_NAME_UTF8 = re.compile(r"""filename\*=UTF-8''([^;\s]+)""", re.IGNORECASE)
+
+
+class _ProgressReader:
+    """A binary file whose reads are reported to ``on_progress`` (httpx reads it in chunks)."""
+
+    def __init__(self, raw: IO[bytes], on_progress: Progress) -> None:
+        self._raw = raw
+        self._on_progress = on_progress
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._raw.read(size)
+        if data:
+            self._on_progress(len(data))
+        return data
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        return self._raw.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self._raw.tell()
+
+    def fileno(self) -> int:
+        return self._raw.fileno()
+
+
+@contextmanager
+def upload_part(file: FileSource, filename: str | None = None,
+                on_progress: Progress | None = None) -> Iterator[tuple[str, IO[bytes]]]:
+    """The ``(file name, binary file)`` of a multipart part; a path is opened (and closed afterwards).
+
+    The file is streamed by httpx in chunks, never read whole.
+    """
+    with ExitStack() as stack:
+        if isinstance(file, str | os.PathLike):
+            path = Path(file)
+            handle: IO[bytes] = stack.enter_context(open(path, "rb"))
+            name = filename or path.name
+        else:
+            handle = file
+            given = getattr(file, "name", None)
+            name = filename or (Path(given).name if isinstance(given, str) and given else "upload")
+        if on_progress is not None:
+            handle = cast(IO[bytes], _ProgressReader(handle, on_progress))
+        yield name, handle
+
+
+def _download_name(headers: Mapping[str, str], fallback: str) -> str:
+    disposition = headers.get("content-disposition", "")
+    encoded = _DISPOSITION_NAME_UTF8.search(disposition)
+    plain = _DISPOSITION_NAME.search(disposition)
+    raw = unquote(encoded.group(1)) if encoded else plain.group(1).strip() if plain else ""
+    name = Path(raw.replace("\\", "/")).name
+    return name if name and name not in (".", "..") else fallback
+
+
+def download_to(client: BaseClient, endpoint: str, query: Mapping[str, Any], to: str | os.PathLike[str],
+                fallback_name: str, on_progress: Progress | None, options: RequestOptions) -> Path:
+    """Stream a download to ``to`` (a file, or an existing folder: the server's file name is used).
+
+    The bytes go to a temporary file beside the target, renamed into place when complete.
+    """
+    response = client.stream(endpoint, query=query, **options)
+    try:
+        target = Path(to)
+        if target.is_dir():
+            target = target / _download_name(response.headers, fallback_name)
+        fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
+        try:
+            with os.fdopen(fd, "wb") as out:
+                for chunk in response.iter_bytes(CHUNK):
+                    out.write(chunk)
+                    if on_progress is not None:
+                        on_progress(len(chunk))
+            os.replace(temp, target)
+        except BaseException:
+            Path(temp).unlink(missing_ok=True)
+            raise
+    finally:
+        response.close()
+    return target
+
+
+class ImagesResource(APIResource):
+    """/images.  Collections: ``processors``, ``users``, ``organizations``, ``styles``, ``globathy``."""
+
+    def upload(self, file: FileSource, *, collection: str, name: str, folder: str | None = None,
+               resize: bool | None = None, thumbnail: bool | None = None, filename: str | None = None,
+               on_progress: Progress | None = None, **options: Unpack[RequestOptions]) -> None:
+        """Store an image (``jpg``, ``png`` or ``svg``, at most 2 MiB) as ``name`` in a collection.
+
+        ``file`` is a path or an open binary file, streamed.  Its type is the extension of
+        ``filename`` (default: the file's own name); an image of the same name with another
+        extension is replaced.  ``resize`` and ``thumbnail`` are accepted and have no effect.
+        """
+        with upload_part(file, filename, on_progress) as part:
+            self._call("images.upload", query={"collection": collection, "folder": folder, "name": name,
+                                               "resize": resize, "thumbnail": thumbnail},
+                       files={"image": part}, **options)
+
+    @overload
+    def get(self, *, collection: str, name: str, folder: str | None = None, to: None = None,
+            on_progress: Progress | None = None, **options: Unpack[RequestOptions]) -> bytes: ...
+
+    @overload
+    def get(self, *, collection: str, name: str, folder: str | None = None, to: str | os.PathLike[str],
+            on_progress: Progress | None = None, **options: Unpack[RequestOptions]) -> Path: ...
+
+    def get(self, *, collection: str, name: str, folder: str | None = None, to: str | os.PathLike[str] | None = None,
+            on_progress: Progress | None = None, **options: Unpack[RequestOptions]) -> bytes | Path:
+        """An image: its bytes, or, with ``to`` (a file or a folder), streamed there (the path is returned).
+
+        ``NoContentError`` when the image is not on disk.
+        """
+        query = {"collection": collection, "folder": folder, "name": name}
+        if to is None:
+            return cast(bytes, self._call("images.get", query=query, **options))
+        return download_to(self._client, "images.get", query, to, name, on_progress, options)
+
+    def exists(self, *, collection: str, name: str, folder: str | None = None,
+               **options: Unpack[RequestOptions]) -> bool:
+        """Whether the image is on disk (the service answers 404 when it is not)."""
+        try:
+            result = self._call("images.exists", query={"collection": collection, "folder": folder, "name": name},
+                                **options)
+        except NotFoundError:
+            return False
+        return cast(bool, result) if self._raw else True
+
+    def delete(self, *, collection: str, name: str, folder: str | None = None,
+               **options: Unpack[RequestOptions]) -> None:
+        """Delete an image (write rights on the collection's owner object needed)."""
+        self._call("images.delete", query={"collection": collection, "folder": folder, "name": name}, **options)
+
+    def upload_processor_logo(self, file: FileSource, *, processor_id: str, filename: str | None = None,
+                              on_progress: Progress | None = None, **options: Unpack[RequestOptions]) -> None:
+        """Set a processor's logo (``logo.<ext>``; the processor's ``logo`` becomes its link)."""
+        with upload_part(file, filename, on_progress) as part:
+            self._call("images.upload_processor_logo", query={"processorId": processor_id}, files={"image": part},
+                       **options)
+
+    def upload_gallery_image(self, file: FileSource, *, processor_id: str, filename: str | None = None,
+                             on_progress: Progress | None = None,
+                             **options: Unpack[RequestOptions]) -> PrimitiveResult:
+        """Add an image to a processor's gallery (six at most); ``string_value`` is the image's link."""
+        with upload_part(file, filename, on_progress) as part:
+            return cast(PrimitiveResult, self._call("images.upload_gallery_image",
+                                                    query={"processorId": processor_id}, files={"image": part},
+                                                    **options))
