@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from wasdi_sdk.catalog import BY_NAME, ENDPOINTS, GROUPS
+from wasdi_sdk.catalog import BY_NAME, CONTRACT, ENDPOINTS, GROUPS
 from wasdi_sdk.catalog.render import markdown
 from wasdi_sdk.resources import RESOURCES
 from wasdi_server.api.framework import HANDLERS
 
 ROOT = Path(__file__).resolve().parents[1]
-REQUIRED_GROUPS = ("auth", "utility", "workspaces")
+REQUIRED_GROUPS = ("auth", "utility", "workspaces", "organizations", "subscriptions", "projects", "credits", "nodes",
+                   "processes", "search", "images", "styles", "products", "file_buffer", "files")
 OPTIONS = {"self", "options", "extra_headers", "extra_query", "timeout"}
 
 
@@ -42,9 +43,10 @@ def cli_endpoints() -> set[str]:
 def test_counts(capsys: pytest.CaptureFixture[str]) -> None:
     server, sdk, cli = set(HANDLERS), sdk_methods(), cli_endpoints()
     with capsys.disabled():
-        print(f"\ncatalogue {len(ENDPOINTS)} endpoints in {len(GROUPS)} groups; "
+        print(f"\ncatalogue {len(CONTRACT)} contract endpoints (+{len(ENDPOINTS) - len(CONTRACT)} client extras) "
+              f"in {len(GROUPS)} groups; "
               f"server routes {len(server)}, SDK wraps {len(sdk)}, CLI covers {len(cli)}")
-    assert len(ENDPOINTS) == 216
+    assert len(CONTRACT) == 216
     for group in REQUIRED_GROUPS:
         names = {ep.name for ep in ENDPOINTS if ep.group == group}
         assert names <= server, f"server misses {sorted(names - server)}"

@@ -19,6 +19,9 @@ from ._exceptions import (
     WasdiError,
 )
 from .config import WasdiConfig, load_config
+from .helpers import ProcessFailedError, ProcessTimeoutError, wait_for_process
+from .search_query import build_query
+from .transfer import download_file, import_and_wait, upload_and_ingest
 
 __version__ = "0.1.0"
 
@@ -35,6 +38,8 @@ __all__ = [
     "NotFoundError",
     "NotModifiedError",
     "PermissionDeniedError",
+    "ProcessFailedError",
+    "ProcessTimeoutError",
     "RawResponse",
     "ServerError",
     "UnexpectedResponseError",
@@ -42,5 +47,10 @@ __all__ = [
     "WasdiConfig",
     "WasdiError",
     "__version__",
+    "build_query",
+    "download_file",
+    "import_and_wait",
     "load_config",
+    "upload_and_ingest",
+    "wait_for_process",
 ]

@@ -249,7 +249,9 @@ def parse_response(ep: Endpoint, response: httpx.Response) -> Any:
         return response.content
     if rkind in (ResponseKind.TEXT, ResponseKind.HTML):
         text = response.text
-        if kind is FailureKind.NULL and not text:
+        content_type = response.headers.get("content-type", "")
+        is_json_null = text.strip() == "null" and content_type.startswith("application/json")
+        if kind is FailureKind.NULL and (not text or is_json_null):
             _raise(exc.EmptyResultError, "the service returned no result", ep, response, Style.EMPTY, status, text)
         return text
     body = _decode_json(ep, response)

@@ -9,7 +9,25 @@ from typing import Any, Self
 
 from ._base_client import BaseClient
 from .config import WasdiConfig, load_config
-from .resources import AuthResource, UtilityResource, WorkspacesResource
+from .helpers import wait_for_process
+from .models import GeorefProductViewModel, ProcessWorkspaceViewModel
+from .resources import (
+    AuthResource,
+    CreditsResource,
+    FileBufferResource,
+    FilesResource,
+    ImagesResource,
+    NodesResource,
+    OrganizationsResource,
+    ProcessesResource,
+    ProductsResource,
+    ProjectsResource,
+    SearchResource,
+    StylesResource,
+    SubscriptionsResource,
+    UtilityResource,
+    WorkspacesResource,
+)
 
 
 class WasdiClient(BaseClient):
@@ -32,6 +50,66 @@ class WasdiClient(BaseClient):
         return AuthResource(self)
 
     @cached_property
+    def processes(self) -> ProcessesResource:
+        """/process: process workspaces (runs), their status, payload, running time and queues."""
+        return ProcessesResource(self)
+
+    @cached_property
+    def credits(self) -> CreditsResource:
+        """/credits: credit packages and their purchase."""
+        return CreditsResource(self)
+
+    @cached_property
+    def images(self) -> ImagesResource:
+        """/images: image upload, retrieval, existence check and deletion; processor logo and gallery."""
+        return ImagesResource(self)
+
+    @cached_property
+    def styles(self) -> StylesResource:
+        """/styles: map styles (SLD files) and their sharing."""
+        return StylesResource(self)
+
+    @cached_property
+    def nodes(self) -> NodesResource:
+        """/node: compute nodes and their sharing."""
+        return NodesResource(self)
+
+    @cached_property
+    def organizations(self) -> OrganizationsResource:
+        """/organizations: organizations and their sharing."""
+        return OrganizationsResource(self)
+
+    @cached_property
+    def subscriptions(self) -> SubscriptionsResource:
+        """/subscriptions: subscriptions, their sharing and purchase."""
+        return SubscriptionsResource(self)
+
+    @cached_property
+    def projects(self) -> ProjectsResource:
+        """/projects: projects of subscriptions and the active project."""
+        return ProjectsResource(self)
+
+    @cached_property
+    def products(self) -> ProductsResource:
+        """/product: products inside workspaces (streamed uploads)."""
+        return ProductsResource(self)
+
+    @cached_property
+    def file_buffer(self) -> FileBufferResource:
+        """/filebuffer: imports into a workspace, band publishing, copies between workspaces."""
+        return FileBufferResource(self)
+
+    @cached_property
+    def files(self) -> FilesResource:
+        """/catalog: workspace files as the official library reaches them (streamed downloads)."""
+        return FilesResource(self)
+
+    @cached_property
+    def search(self) -> SearchResource:
+        """/search: queries against the data providers (query strings: ``wasdi_sdk.search_query``)."""
+        return SearchResource(self)
+
+    @cached_property
     def utility(self) -> UtilityResource:
         """/wasdi: health check and feedback."""
         return UtilityResource(self)
@@ -40,6 +118,22 @@ class WasdiClient(BaseClient):
     def workspaces(self) -> WorkspacesResource:
         """/ws: workspaces and their sharing."""
         return WorkspacesResource(self)
+
+    def wait_for_process(self, process_id: str, **kwargs: Any) -> ProcessWorkspaceViewModel:
+        """Wait until a process is DONE (or raise on ERROR/STOPPED); see ``wasdi_sdk.helpers.wait_for_process``."""
+        return wait_for_process(self, process_id, **kwargs)
+
+    def upload_and_ingest(self, workspace: str, file: Any, **kwargs: Any) -> GeorefProductViewModel:
+        """Upload a file and wait until it is a product; see ``wasdi_sdk.transfer.upload_and_ingest``."""
+        from .transfer import upload_and_ingest
+
+        return upload_and_ingest(self, workspace, file, **kwargs)
+
+    def import_and_wait(self, workspace: str, file_url: str, **kwargs: Any) -> ProcessWorkspaceViewModel | None:
+        """Import a remote file and wait for it; see ``wasdi_sdk.transfer.import_and_wait``."""
+        from .transfer import import_and_wait
+
+        return import_and_wait(self, workspace, file_url, **kwargs)
 
     def __enter__(self) -> Self:
         return self

@@ -4,23 +4,10 @@ from __future__ import annotations
 
 import falcon
 
-from . import api  # noqa: F401  (registers every handler)
-from .api.framework import route_table
+from . import api  # registers every handler (and api.checkout, the payment pages)
+from .api.framework import LEGACY_BASE_PATH, route_table
 from .services import Services, build_services
 from .settings import Settings, load_settings
-
-LEGACY_BASE_PATH = "/wasdiwebserver/rest"
-
-
-class BasePathMiddleware:
-    """Serves the API both at the root and under ``/wasdiwebserver/rest`` (the original server's path)."""
-
-    def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
-        if req.path.startswith(LEGACY_BASE_PATH + "/"):
-            req.path = req.path[len(LEGACY_BASE_PATH):]
-            req.context.base_path = LEGACY_BASE_PATH
-        else:
-            req.context.base_path = ""
 
 
 class WasdiApp(falcon.App):
@@ -31,11 +18,20 @@ class WasdiApp(falcon.App):
 
 def create_app(settings: Settings | None = None, services: Services | None = None) -> WasdiApp:
     """The WSGI app.  Opens the store unless ``services`` is given; ``app.services`` holds them."""
-    services = services or build_services(settings or load_settings())
-    app = WasdiApp(middleware=[BasePathMiddleware()], cors_enable=True)
+    if services is None:
+        services = build_services(settings or load_settings())
+        services.start()
+    origins = services.settings.cors_allow_origins
+    middleware = [falcon.CORSMiddleware(allow_origins=origins if origins != ["*"] else "*")] if origins else []
+    app = WasdiApp(middleware=middleware)
     app.req_options.auto_parse_form_urlencoded = False
     app.req_options.strip_url_path_trailing_slash = True
-    for path, resource in route_table(services).items():
+    routes: dict[str, object] = dict(route_table(services))
+    routes[api.checkout.ROUTE] = api.checkout.CheckoutPage(services)  # payment providers' pages
+    routes[api.layers.ROUTE] = api.layers.LayerImage(services)  # map layers of the local map server
+    # Every route also lives under the original server's path, so clients configured for it work as they are.
+    for path, resource in routes.items():
         app.add_route(path, resource)
+        app.add_route(LEGACY_BASE_PATH + path, resource)
     app.services = services
     return app

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,6 +21,10 @@ def _settings(args: argparse.Namespace) -> Settings:
     return load_settings(getattr(args, "config", None), data_dir=getattr(args, "data_dir", None),
                          host=getattr(args, "host", None), port=getattr(args, "port", None),
                          threads=getattr(args, "threads", None), public_url=getattr(args, "public_url", None))
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def serve(settings: Settings, *, init_admin: bool = False) -> None:
@@ -40,11 +45,15 @@ def serve(settings: Settings, *, init_admin: bool = False) -> None:
             services.subscriptions.create_trial(INITIAL_ADMIN)
             print(f"Created the first admin account (shown once):\n  user:     {INITIAL_ADMIN}\n"
                   f"  password: {password}", flush=True)
+        services.start()
         app = create_app(settings, services)
         url = settings.public_url or f"http://{settings.host}:{settings.port}"
         print(f"WASDI server on {url} (data in {settings.data_dir})", flush=True)
+        # SIGTERM (docker stop, systemd) stops as cleanly as Ctrl-C: waitress returns and we close the store.
+        signal.signal(signal.SIGTERM, _interrupt)
         waitress.serve(app, host=settings.host, port=settings.port, threads=settings.threads,
-                       ident="wasdi-server", clear_untrusted_proxy_headers=True, channel_timeout=300)
+                       ident="wasdi-server", clear_untrusted_proxy_headers=True, channel_timeout=300,
+                       max_request_body_size=settings.max_upload_bytes)
     finally:
         services.close()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import tomllib
 from collections.abc import Mapping
@@ -20,6 +21,44 @@ class SmtpSettings:
     password: str = ""
     starttls: bool = True
     sender: str = "wasdi@localhost"
+
+
+DEFAULT_PRICES_CENTS: dict[str, int] = {
+    # subscription types (gaps §4)
+    "Free": 0, "OneDayStandard": 1000, "OneWeekStandard": 5000, "OneMonthStandard": 15000,
+    "OneYearStandard": 150000, "OneMonthProfessional": 50000, "OneYearProfessional": 500000,
+    # credit package types
+    "Fifty": 5000, "OneHundred": 9000,
+}
+
+
+@dataclass
+class PaymentSettings:
+    """The ``[payments]`` table: prices, currency and the payment providers (``{payprov}``)."""
+
+    currency: str = "EUR"
+    prices: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_PRICES_CENTS))
+    """Price in cents per product code (subscription type id or credit package type); a TOML
+    ``[payments.prices]`` table is merged over these defaults."""
+    providers: list[str] | None = None
+    """Enabled provider codes.  Unset: ``["local"]``, or ``["stripe"]`` alone once a Stripe key is
+    set (the simulated checkout lets anyone mark their own purchase paid)."""
+    stripe_api_key: str = ""
+    """Secret key; also read from ``WASDI_SERVER_STRIPE_API_KEY``."""
+    stripe_api_base: str = "https://api.stripe.com"
+    stripe_timeout_seconds: float = 30.0
+
+    @property
+    def enabled(self) -> list[str]:
+        if self.providers is not None:
+            return [str(code).strip().lower() for code in self.providers]
+        return ["stripe"] if self.stripe_api_key else ["local"]
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any]) -> PaymentSettings:
+        values = dict(data)
+        prices = {**DEFAULT_PRICES_CENTS, **{str(k): int(v) for k, v in dict(values.pop("prices", {})).items()}}
+        return cls(prices=prices, **values)
 
 
 @dataclass
@@ -53,6 +92,33 @@ class Settings:
     max_json_body_bytes: int = 10 * 1024 * 1024
     max_param_length: int = 8192
     metrics_max_age_seconds: int = 600
+    payments: PaymentSettings = field(default_factory=PaymentSettings)
+    cors_allow_origins: list[str] = field(default_factory=list)
+    """Origins a browser client may call from (``["*"]`` for any); empty: no CORS headers."""
+    launcher_workers: int = 4
+    """Operations of this node that may be RUNNING at once."""
+    launcher_poll_seconds: float = 0.5
+    max_upload_bytes: int = 64 * 1024**3
+    """Largest request body the server accepts (product uploads)."""
+    import_roots: list[str] = field(default_factory=list)
+    """Folders ``file://`` imports may read (besides ``<data_dir>/imports``); env: paths joined by ``:``."""
+    import_timeout_seconds: float = 60.0
+    """Connect/read timeout of http(s) imports (DOWNLOAD operations)."""
+    map_server: str = "local"
+    """Where bands are published: ``local`` (PNG layers served at ``/layers/{layerId}.png``)."""
+    layer_max_pixels: int = 2048
+    """Longest side of a layer drawn by the local map server."""
+    search_providers: list[dict[str, Any]] = field(default_factory=list)
+    """Search providers: ``[[search_providers]]`` tables with ``code``, ``type`` (``local`` or ``stac``)
+    and their options (docs/search.md); env: a JSON list."""
+    search_catalogues: dict[str, list[str]] = field(default_factory=dict)
+    """AUTO order: platform (or ``"*"``) -> provider codes; unlisted platforms use every provider supporting them."""
+    search_catalogue_dir: str = ""
+    """Folder of the built-in ``LOCAL`` catalogue; empty: ``<data_dir>/catalogue`` when it exists."""
+    search_catalogue_index: str = ""
+    """JSON index of the built-in ``LOCAL`` catalogue; empty: ``<catalogue dir>/index.json`` when it exists."""
+    search_page_size: int = 100
+    """Page size of ``/search/querylist`` for providers without their own ``page_size``."""
 
     @property
     def files_root(self) -> Path:
@@ -68,6 +134,16 @@ class Settings:
     def mail_dir(self) -> Path:
         return self.data_dir / "mail"
 
+    @property
+    def images_root(self) -> Path:
+        """Root of the image collections: ``<images_root>/<collection>/[<folder>/]<name>``."""
+        return self.data_dir / "images"
+
+    @property
+    def styles_root(self) -> Path:
+        """Where the SLD files of the styles live: ``<styles_root>/<name>.sld``."""
+        return self.data_dir / "styles"
+
 
 def _coerce(kind: Any, value: Any) -> Any:
     if kind in (bool, "bool"):
@@ -80,6 +156,14 @@ def _coerce(kind: Any, value: Any) -> Any:
         return float(value)
     if kind in (Path, "Path"):
         return Path(value)
+    if isinstance(value, str) and str(kind).startswith(("list[", "dict[")):
+        # From the environment: a JSON value, or (lists) a comma separated one.
+        text = value.strip()
+        if text.startswith(("[", "{")):
+            return json.loads(text)
+        if str(kind).startswith("list["):
+            return [item.strip() for item in text.split(",") if item.strip()]
+        raise ValueError(f"expected JSON for a {kind} setting, got {value[:40]!r}")
     return value
 
 
@@ -95,7 +179,7 @@ def load_settings(config_file: str | Path | None = None, environ: Mapping[str, s
     types = {f.name: f.type for f in fields(Settings)}
     for name, kind in types.items():
         raw = env.get(ENV_PREFIX + name.upper())
-        if raw is not None and name not in ("smtp", "skins"):
+        if raw is not None and name not in ("smtp", "skins", "payments"):
             values[name] = _coerce(kind, raw)
     for name, value in overrides.items():
         if value is not None:
@@ -104,10 +188,17 @@ def load_settings(config_file: str | Path | None = None, environ: Mapping[str, s
     if unknown:
         raise ValueError(f"unknown settings: {', '.join(sorted(unknown))}")
     smtp = values.pop("smtp", None)
+    payments = values.pop("payments", None)
     settings = Settings(**{k: _coerce(types[k], v) for k, v in values.items()})
     if isinstance(smtp, Mapping):
         settings.smtp = SmtpSettings(**smtp)
     elif isinstance(smtp, SmtpSettings):
         settings.smtp = smtp
+    if isinstance(payments, Mapping):
+        settings.payments = PaymentSettings.from_mapping(payments)
+    elif isinstance(payments, PaymentSettings):
+        settings.payments = payments
+    if env.get(ENV_PREFIX + "STRIPE_API_KEY"):
+        settings.payments.stripe_api_key = env[ENV_PREFIX + "STRIPE_API_KEY"]
     settings.data_dir = Path(settings.data_dir).expanduser().resolve()
     return settings

@@ -13,13 +13,14 @@ from pydantic.alias_generators import to_camel
 
 from wasdi_sdk.catalog import (
     BY_NAME,
-    ENDPOINTS,
+    EXTRAS,
     GROUP_MODULES,
     Auth,
     Endpoint,
     FailureKind,
     Style,
 )
+from wasdi_sdk.catalog import CONTRACT as ENDPOINTS
 from wasdi_sdk.models import MODELS, WasdiModel
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -106,7 +107,7 @@ def test_names_are_unique_and_well_formed() -> None:
     names = Counter(e.name for e in ENDPOINTS)
     assert [n for n, c in names.items() if c > 1] == []
     assert [n for n in names if not NAME.fullmatch(n)] == []
-    assert set(BY_NAME) == set(names)
+    assert set(BY_NAME) == set(names) | {e.name for e in EXTRAS}
 
 
 def test_each_module_holds_only_its_own_group() -> None:

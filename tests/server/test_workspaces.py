@@ -60,6 +60,18 @@ def test_create_uses_the_users_default_node_when_usable(server: Server, alice: P
     assert body["cloudProvider"] == "ovh"
 
 
+def test_create_on_a_private_node_needs_its_sharing(server: Server, alice: Person, bob: Person,
+                                                    admin: Person) -> None:
+    server.services.store.collection("nodes").insert({"nodeCode": "private", "apiUrl": "http://p/rest",
+                                                      "active": True, "shared": False})
+    assert server.get("/ws/create", alice, name="x", node="private").text == "null"
+    assert server.get("/ws/create", admin, name="x", node="private").json["stringValue"]
+    shared = server.put("/node/share/add", admin, node="private", userId=alice.user_id)
+    assert shared.json["boolValue"] is True
+    assert server.get("/ws/create", alice, name="x", node="private").json["stringValue"]
+    assert server.get("/ws/create", bob, name="x", node="private").text == "null"
+
+
 def test_create_prefers_the_best_scored_node(server: Server, alice: Person) -> None:
     import time
 

@@ -13,6 +13,7 @@ from . import (
     auth,
     credits,
     file_buffer,
+    files,
     images,
     nodes,
     organizations,
@@ -60,6 +61,7 @@ GROUP_MODULES: tuple[ModuleType, ...] = (
     styles,
     subscriptions,
     products,
+    files,
     workflows,
     projects,
     processors,
@@ -69,6 +71,10 @@ GROUP_MODULES: tuple[ModuleType, ...] = (
 )
 
 ENDPOINTS: tuple[Endpoint, ...] = tuple(e for module in GROUP_MODULES for e in module.ENDPOINTS)
+CONTRACT: tuple[Endpoint, ...] = tuple(e for e in ENDPOINTS if e.contract)
+"""The endpoints of the service contract (216)."""
+EXTRAS: tuple[Endpoint, ...] = tuple(e for e in ENDPOINTS if not e.contract)
+"""Calls the official clients make that the contract does not list."""
 BY_NAME: dict[str, Endpoint] = {e.name: e for e in ENDPOINTS}
 GROUPS: tuple[str, ...] = tuple(dict.fromkeys(e.group for e in ENDPOINTS))
 
@@ -84,7 +90,9 @@ def by_group(group: str) -> tuple[Endpoint, ...]:
 
 __all__ = [
     "BY_NAME",
+    "CONTRACT",
     "ENDPOINTS",
+    "EXTRAS",
     "GROUPS",
     "Auth",
     "Body",

@@ -167,6 +167,8 @@ class Endpoint:
     idempotent: bool | None = None
     """Safe to retry; defaults to ``method == GET`` with no side effects declared."""
     mutates: bool = False
+    contract: bool = True
+    """False for the calls real clients make that the contract does not list (the /catalog file calls)."""
 
     @property
     def group(self) -> str:

@@ -1,5 +1,41 @@
 """HTTP resources, one module per group.  Importing this package registers every handler."""
 
-from . import auth, utility, workspaces
+from . import (
+    auth,
+    checkout,
+    credits,
+    file_buffer,
+    files,
+    images,
+    layers,
+    nodes,
+    organizations,
+    processes,
+    products,
+    projects,
+    search,
+    styles,
+    subscriptions,
+    utility,
+    workspaces,
+)
 
-__all__ = ["auth", "utility", "workspaces"]
+__all__ = [
+    "auth",
+    "checkout",
+    "credits",
+    "file_buffer",
+    "files",
+    "images",
+    "layers",
+    "nodes",
+    "organizations",
+    "processes",
+    "products",
+    "projects",
+    "search",
+    "styles",
+    "subscriptions",
+    "utility",
+    "workspaces",
+]

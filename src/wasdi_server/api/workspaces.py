@@ -13,7 +13,7 @@ from ..errors import BadRequest
 from .framework import Call, handles
 
 
-@handles("workspaces.list")
+@handles("workspaces.list", cached_by=("workspaces", "sharings", "nodes"))
 def list_workspaces(call: Call) -> list[WorkspaceListInfoViewModel]:
     return [WorkspaceListInfoViewModel.model_validate(d)
             for d in call.services.workspaces.list_for(call.caller)]
