@@ -761,23 +761,13 @@ class FakeProvider:
                                             **changes)
 
 
-class FakeRegistry:
-    def __init__(self, provider: FakeProvider) -> None:
-        self.provider = provider
-
-    def get(self, code: str | None) -> FakeProvider:
-        if code != self.provider.code:
-            raise BadRequest("unsupported payment provider")
-        return self.provider
-
-    def price(self, product_code: str | None) -> tuple[int, str]:
-        return (0, "EUR") if product_code == "Free" else (1234, "EUR")
-
-
 @pytest.fixture
 def fake(server: Server) -> FakeProvider:
     provider = FakeProvider()
-    server.services.payments = FakeRegistry(provider)
+    payments = server.services.payments
+    payments.providers[provider.code] = provider
+    payments.settings.prices = {**payments.settings.prices, "OneDayStandard": 1234, "Free": 0}
+    payments.settings.currency = "EUR"
     return provider
 
 

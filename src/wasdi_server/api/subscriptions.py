@@ -11,7 +11,7 @@ from wasdi_sdk.models import (
     SuccessResponse,
 )
 
-from ..errors import BadRequest, Forbidden, ServerFailure
+from ..errors import Forbidden
 from ..services.sharing import DONE
 from .framework import Call, handles
 from .organizations import sent
@@ -101,12 +101,8 @@ def subscription_payment_url(call: Call) -> SuccessResponse:
 
 @handles("subscriptions.confirm_payment")
 def confirm_subscription_payment(call: Call) -> None:
-    # The callback answers 200, 401 or 500 (contract): an unknown provider is a failed verification.
-    try:
-        provider = call.services.payments.get(call.path.get("payprov"))
-    except BadRequest as e:
-        raise ServerFailure(e.message) from e
-    call.services.subscriptions.confirm_payment(provider, call.path.get("CHECKOUT_SESSION_ID"))
+    call.services.subscriptions.confirm_payment(call.services.payments, call.path.get("payprov"),
+                                                call.path.get("CHECKOUT_SESSION_ID"))
 
 
 @handles("subscriptions.list_all")

@@ -22,8 +22,8 @@ import re
 import uuid
 from typing import Any
 
-from ..errors import BadRequest, DomainError, Forbidden, ServerFailure, Unauthorized
-from ..providers.payments import CheckoutRequest, PaymentError, PaymentProviders
+from ..errors import BadRequest, DomainError, Forbidden, ServerFailure
+from ..providers.payments import CheckoutRequest, PaymentProviders
 from ..store import Collection
 from .identity import User, now_ms, valid_email
 from .naming import unique_name
@@ -138,34 +138,14 @@ class CreditService:
             amount_cents=cents, currency=currency, success_url=success_url, cancel_url=cancel_url,
             customer_email=caller.user_id if valid_email(caller.user_id) else None,
         )
-        try:
-            session = provider.create_checkout(request)
-        except PaymentError as e:
-            log.warning("checkout for credit package %s failed: %s", doc["creditPackageId"], e)
-            raise ServerFailure("the payment provider could not start the checkout") from e
+        session = self.payments.start_checkout(provider, request)
         self.packages.update(doc["creditPackageId"], {"paymentProvider": provider.code,
                                                       "checkoutSessionId": session.session_id})
         return session.url
 
     def confirm(self, provider_code: str | None, session_id: str | None) -> dict[str, Any]:
         """Verify a checkout session with its provider and mark its package paid (once); the package."""
-        session_id = (session_id or "").strip()
-        if not session_id:
-            raise Unauthorized("missing checkout session id")
-        # The contract: 401 only for a missing id; any failed verification is a 500.
-        try:
-            provider = self.payments.get(provider_code)
-        except BadRequest as e:
-            raise ServerFailure(e.message) from e
-        try:
-            session = provider.retrieve(session_id)
-        except PaymentError as e:
-            log.warning("verifying checkout session %s failed: %s", session_id[:100], e)
-            raise ServerFailure("the payment could not be verified") from e
-        if session is None:
-            raise ServerFailure("unknown checkout session")
-        if not session.paid:
-            raise ServerFailure("the checkout session is not paid")
+        provider, session = self.payments.verify(provider_code, session_id)
         package_id = session.client_reference_id
         if self.get(package_id) is None:
             raise ServerFailure("the checkout session does not pay for a credit package")

@@ -34,11 +34,11 @@ import time
 import uuid
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any
 
-from ..errors import BadRequest, Forbidden, NotFound, ServerFailure, Unauthorized
+from ..errors import BadRequest, Forbidden, NotFound, ServerFailure
 from ..providers.payments import PaymentProviders
-from ..providers.payments.base import CheckoutRequest, CheckoutSession, PaymentError, PaymentProvider
+from ..providers.payments.base import CheckoutRequest, CheckoutSession
 from ..store import Collection
 from .identity import User, UserService, normalise_user_id, now_ms, valid_email
 from .messages import MessageLog
@@ -163,14 +163,6 @@ def check_type(type_id: Any) -> str:
     if not isinstance(type_id, str) or type_id not in SUBSCRIPTION_TYPES:
         raise BadRequest(f"invalid subscription type; one of: {', '.join(SUBSCRIPTION_TYPES)}")
     return type_id
-
-
-class PaymentRegistry(Protocol):
-    """``services.payments``: the providers by ``{payprov}`` code, and the price list."""
-
-    def get(self, code: str | None) -> PaymentProvider: ...
-
-    def price(self, product_code: str | None) -> tuple[int, str]: ...
 
 
 class SubscriptionService:
@@ -581,7 +573,7 @@ class SubscriptionService:
 
     # -- payment ---------------------------------------------------------------------------------
     def payment_url(self, caller: User, subscription_id: str | None, workspace_id: str | None,
-                    payments: PaymentRegistry, payprov: str, base_url: str) -> str:
+                    payments: PaymentProviders, payprov: str, base_url: str) -> str:
         """The provider's checkout URL for an unpaid subscription the caller can read.
 
         The client reference is ``<subscriptionId>`` or ``<subscriptionId>_<workspaceId>``; the price is
@@ -604,33 +596,16 @@ class SubscriptionService:
             description=f"WASDI subscription {doc.get('name') or sid} ({type_name(type_id)})",
             amount_cents=amount, currency=currency, success_url=success_url, cancel_url=cancel_url,
             customer_email=caller.user_id if valid_email(caller.user_id) else None)
-        try:
-            session = provider.create_checkout(request)
-        except PaymentError as e:
-            raise ServerFailure(f"the payment provider could not create a checkout: {e}") from e
-        if not session.url:
-            raise ServerFailure("the payment provider gave no checkout URL")
-        return session.url
+        return payments.start_checkout(provider, request).url
 
-    def confirm_payment(self, provider: PaymentProvider, session_id: str | None) -> dict[str, Any]:
+    def confirm_payment(self, payments: PaymentProviders, provider_code: str | None,
+                        session_id: str | None) -> dict[str, Any]:
         """Verify a checkout session with the provider and mark its subscription paid (once); the record.
 
-        The contract's statuses: 401 only for a missing id; any failed verification (unknown or unpaid
-        session, provider unreachable, a reference naming no subscription) is a 500, as in the other
-        confirmation callbacks.
+        Verification follows the callbacks' rules (``PaymentProviders.verify``); a paid session whose
+        reference names no subscription is a failed verification too (500).
         """
-        checkout = (session_id or "").strip()
-        if not checkout or len(checkout) > 1000:
-            raise Unauthorized("missing checkout session id")
-        try:
-            session = provider.retrieve(checkout)
-        except PaymentError as e:
-            log.warning("verifying checkout session %s failed: %s", checkout[:100], e)
-            raise ServerFailure("the payment could not be verified") from e
-        if session is None:
-            raise ServerFailure("unknown checkout session")
-        if not session.paid:
-            raise ServerFailure("the checkout session is not paid")
+        _, session = payments.verify(provider_code, session_id)
         subscription_id, _, workspace_id = (session.client_reference_id or "").partition("_")
         if not subscription_id or self.subscriptions.get(subscription_id) is None:
             raise ServerFailure("the checkout session does not pay for a subscription")

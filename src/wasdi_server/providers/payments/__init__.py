@@ -16,15 +16,18 @@ own purchase paid, so it must not sit beside real payments unless an operator as
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from urllib.parse import quote
 
-from ...errors import BadRequest
+from ...errors import BadRequest, ServerFailure, Unauthorized
 from ...settings import PaymentSettings
 from ...store import Collection
 from .base import CheckoutRequest, CheckoutSession, PaymentError, PaymentProvider
 from .local import LocalPaymentProvider
 from .stripe import StripePaymentProvider
+
+log = logging.getLogger("wasdi_server.payments")
 
 SESSION_PLACEHOLDER = "{CHECKOUT_SESSION_ID}"
 UNSUPPORTED = "unsupported payment provider"
@@ -76,6 +79,41 @@ class PaymentProviders:
         if cents is None or int(cents) < 0:
             raise BadRequest(f"unsupported product {str(product_code)[:60]!r}")
         return int(cents), self.settings.currency.upper()
+
+    def start_checkout(self, provider: PaymentProvider, request: CheckoutRequest) -> CheckoutSession:
+        """Open a checkout with the provider; its failure (or a session without URL) is a 500."""
+        try:
+            session = provider.create_checkout(request)
+        except PaymentError as e:
+            log.warning("checkout for %s failed: %s", request.client_reference_id, e)
+            raise ServerFailure(f"the payment provider could not start the checkout: {e}") from e
+        if not session.url:
+            raise ServerFailure("the payment provider gave no checkout URL")
+        return session
+
+    def verify(self, code: str | None, session_id: str | None) -> tuple[PaymentProvider, CheckoutSession]:
+        """The paid checkout session a confirmation callback names, under the callbacks' rules.
+
+        The contract gives the three callbacks 200, 401 and 500: 401 for a missing id, and 500 for
+        anything that fails verification (unknown provider or session, unpaid, provider unreachable).
+        """
+        checkout = (session_id or "").strip()
+        if not checkout or len(checkout) > 1000:
+            raise Unauthorized("missing checkout session id")
+        try:
+            provider = self.get(code)
+        except BadRequest as e:
+            raise ServerFailure(e.message) from e
+        try:
+            session = provider.retrieve(checkout)
+        except PaymentError as e:
+            log.warning("verifying checkout session %s failed: %s", checkout[:100], e)
+            raise ServerFailure("the payment could not be verified") from e
+        if session is None:
+            raise ServerFailure("unknown checkout session")
+        if not session.paid:
+            raise ServerFailure("the checkout session is not paid")
+        return provider, session
 
     @staticmethod
     def checkout_urls(base_url: str, group: str, code: str, reference: str) -> tuple[str, str]:
