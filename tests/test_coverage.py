@@ -37,6 +37,9 @@ def cli_endpoints() -> set[str]:
                 name = f"{node.value.attr}.{node.attr}"
                 if name in BY_NAME:
                     found.add(name)
+            elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "add_share_commands":
+                group = next(k.value.value for k in node.keywords if k.arg == "group")  # type: ignore[attr-defined]
+                found |= {f"{group}.{op}" for op in ("share_add", "share_list", "share_delete")} & set(BY_NAME)
     return found
 
 

@@ -1,6 +1,5 @@
 """``wasdi nodes ...``: compute nodes and their sharing (``client.nodes``).  Most commands are for admins."""
 
-import enum
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -9,14 +8,13 @@ from .. import connection
 from ..errors import USAGE, CliError
 from ..options import BaseUrlOpt, JsonOpt, ProfileOpt, QuietOpt
 from ..output import Output, cell, message
+from ..sharing import add_share_commands
 
 if TYPE_CHECKING:
     from wasdi_sdk import WasdiClient
 
 app = typer.Typer(name="nodes", help="Compute nodes: list, show, create, update and share (admins).",
                   no_args_is_help=True)
-share_app = typer.Typer(name="share", help="Users a node is shared with (admins).", no_args_is_help=True)
-app.add_typer(share_app)
 
 NodeArg = Annotated[str, typer.Argument(metavar="NODE", help="Node code.")]
 
@@ -36,10 +34,6 @@ SHOW_FIELDS = (
     ("public", lambda n: n.shared),
 )
 
-SHARE_COLUMNS = (
-    ("user", lambda s: s.user_id),
-    ("node", lambda s: s.node_code),
-)
 
 ApiUrlOpt = Annotated[str | None, typer.Option("--api-url", help="Base URL of the node's API.")]
 CloudOpt = Annotated[str | None, typer.Option("--cloud-provider", help="Cloud the node runs on.")]
@@ -51,9 +45,6 @@ SharedOpt = Annotated[bool | None, typer.Option("--shared/--private",
                                                 help="Public to every user, or only to users it is shared with.")]
 
 
-class Rights(enum.StrEnum):
-    read = "read"
-    write = "write"
 
 
 def _client(profile: str | None, base_url: str | None) -> "WasdiClient":
@@ -143,41 +134,5 @@ def update(
     message(f"Updated node {node}: " + ", ".join(f"{name.replace('_', ' ')}={cell(v)}" for name, v in changes.items()))
 
 
-@share_app.command("add")
-def share_add(
-    node: NodeArg,
-    user: Annotated[str, typer.Argument(metavar="USER", help="User id (e-mail) to share with.")],
-    rights: Annotated[Rights, typer.Option("--rights", help="Rights of the user.")] = Rights.read,
-    profile: ProfileOpt = None,
-    base_url: BaseUrlOpt = None,
-) -> None:
-    """Share a node with a user (admins)."""
-    with _client(profile, base_url) as client:
-        result = client.nodes.share_add(node=node, user_id=user, rights=rights.value)
-    if (result.string_value or "").lower().startswith("already"):
-        message(f"Node {node} is already shared with {user}")
-    else:
-        message(f"Shared node {node} with {user} ({rights.value})")
-
-
-@share_app.command("list")
-def share_list(node: NodeArg, profile: ProfileOpt = None, base_url: BaseUrlOpt = None, json: JsonOpt = False,
-               quiet: QuietOpt = False) -> None:
-    """Users a node is shared with (non-admins see only themselves)."""
-    out = Output(json_output=json, quiet=quiet)
-    with _client(profile, base_url) as client:
-        sharings = client.nodes.share_list(node)
-    out.items(sharings, SHARE_COLUMNS, id_of=lambda s: s.user_id, empty=f"Node {cell(node)} is not shared.")
-
-
-@share_app.command("remove")
-def share_remove(
-    node: NodeArg,
-    user: Annotated[str, typer.Argument(metavar="USER", help="User id (e-mail) to stop sharing with.")],
-    profile: ProfileOpt = None,
-    base_url: BaseUrlOpt = None,
-) -> None:
-    """Stop sharing a node with a user (admins, or that user)."""
-    with _client(profile, base_url) as client:
-        client.nodes.share_delete(node=node, user_id=user)
-    message(f"Stopped sharing node {node} with {user}")
+add_share_commands(app, noun="node", group="nodes", id_param="node",
+                   resource_arg=NodeArg, columns=(("user", lambda s: s.user_id), ("node", lambda s: s.node_code)))

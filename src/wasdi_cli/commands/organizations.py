@@ -1,6 +1,5 @@
 """``wasdi orgs ...``: organizations and their sharing (``client.organizations``)."""
 
-import enum
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -8,7 +7,8 @@ import typer
 from .. import connection, output
 from ..errors import USAGE, CliError
 from ..options import BaseUrlOpt, JsonOpt, ProfileOpt, QuietOpt, YesOpt
-from ..output import Output, cell, message
+from ..output import Output, message
+from ..sharing import add_share_commands
 
 if TYPE_CHECKING:
     from wasdi_sdk import WasdiClient
@@ -16,8 +16,6 @@ if TYPE_CHECKING:
 
 app = typer.Typer(name="orgs", help="Organizations: list, create, show, update, delete and share.",
                   no_args_is_help=True)
-share_app = typer.Typer(name="share", help="Users an organization is shared with.", no_args_is_help=True)
-app.add_typer(share_app)
 
 OrgArg = Annotated[str, typer.Argument(metavar="ID_OR_NAME", help="Organization id, or its exact name.")]
 DescriptionOpt = Annotated[str | None, typer.Option("--description", help="Description.")]
@@ -44,16 +42,8 @@ SHOW_FIELDS = (
     ("read-only", lambda o: o.read_only),
 )
 
-SHARE_COLUMNS = (
-    ("user", lambda s: s.user_id),
-    ("rights", lambda s: s.permissions),
-    ("owner", lambda s: s.owner_id),
-)
 
 
-class Rights(enum.StrEnum):
-    read = "read"
-    write = "write"
 
 
 def _client(profile: str | None, base_url: str | None) -> "WasdiClient":
@@ -164,43 +154,5 @@ def delete(organization: OrgArg, yes: YesOpt = False, profile: ProfileOpt = None
     message(f"Deleted organization {label}")
 
 
-@share_app.command("add")
-def share_add(
-    organization: OrgArg,
-    user: Annotated[str, typer.Argument(metavar="USER", help="User id (e-mail) to share with.")],
-    rights: Annotated[Rights, typer.Option("--rights", help="What the user may do.")] = Rights.read,
-    profile: ProfileOpt = None,
-    base_url: BaseUrlOpt = None,
-) -> None:
-    """Share an organization with a user."""
-    with _client(profile, base_url) as client:
-        org_id, entry = resolve_org(client, organization)
-        outcome = client.organizations.share_add(organization=org_id, user_id=user, rights=rights.value)
-    already = " (it already was)" if (outcome.message or "").startswith("Already") else ""
-    message(f"Shared organization {_label(org_id, entry)} with {user} ({rights.value}){already}")
-
-
-@share_app.command("list")
-def share_list(organization: OrgArg, profile: ProfileOpt = None, base_url: BaseUrlOpt = None,
-               json: JsonOpt = False, quiet: QuietOpt = False) -> None:
-    """Users an organization is shared with."""
-    out = Output(json_output=json, quiet=quiet)
-    with _client(profile, base_url) as client:
-        org_id, _ = resolve_org(client, organization)
-        sharings = client.organizations.share_list(org_id)
-    out.items(sharings, SHARE_COLUMNS, id_of=lambda s: s.user_id,
-              empty=f"Organization {cell(organization)} is not shared.")
-
-
-@share_app.command("remove")
-def share_remove(
-    organization: OrgArg,
-    user: Annotated[str, typer.Argument(metavar="USER", help="User id (e-mail) to stop sharing with.")],
-    profile: ProfileOpt = None,
-    base_url: BaseUrlOpt = None,
-) -> None:
-    """Stop sharing an organization with a user."""
-    with _client(profile, base_url) as client:
-        org_id, entry = resolve_org(client, organization)
-        client.organizations.share_delete(organization=org_id, user_id=user)
-    message(f"Stopped sharing organization {_label(org_id, entry)} with {user}")
+add_share_commands(app, noun="organization", group="organizations", id_param="organization",
+                   resource_arg=OrgArg, resolve=resolve_org, label=_label)

@@ -1,6 +1,5 @@
 """``wasdi styles ...``: map styles (SLD files) and their sharing (``client.styles``)."""
 
-import enum
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -11,6 +10,7 @@ from .. import connection, output
 from ..errors import USAGE, CliError
 from ..options import BaseUrlOpt, JsonOpt, ProfileOpt, QuietOpt, YesOpt
 from ..output import Output, cell, message, progress
+from ..sharing import add_share_commands
 
 if TYPE_CHECKING:
     from wasdi_sdk import WasdiClient
@@ -18,8 +18,6 @@ if TYPE_CHECKING:
 
 app = typer.Typer(name="styles", help="Map styles (SLD): list, show, upload, update, download, delete and share.",
                   no_args_is_help=True)
-share_app = typer.Typer(name="share", help="Users a style is shared with.", no_args_is_help=True)
-app.add_typer(share_app)
 
 StyleArg = Annotated[str, typer.Argument(metavar="ID_OR_NAME", help="Style id, or its name.")]
 DescriptionOpt = Annotated[str | None, typer.Option("--description", help="Description of the style.")]
@@ -46,15 +44,8 @@ SHOW_FIELDS = (
     ("preview", lambda s: s.img_link),
 )
 
-SHARE_COLUMNS = (
-    ("user", lambda s: s.user_id),
-    ("rights", lambda s: s.permissions),
-)
 
 
-class Rights(enum.StrEnum):
-    read = "read"
-    write = "write"
 
 
 def _client(profile: str | None, base_url: str | None) -> "WasdiClient":
@@ -215,41 +206,5 @@ def delete(style: StyleArg, yes: YesOpt = False, profile: ProfileOpt = None, bas
     message(f"Left style {label}" if leaving else f"Deleted style {label}")
 
 
-@share_app.command("add")
-def share_add(
-    style: StyleArg,
-    user: Annotated[str, typer.Argument(metavar="USER", help="User id (e-mail) to share with.")],
-    rights: Annotated[Rights, typer.Option("--rights", help="What the user may do.")] = Rights.read,
-    profile: ProfileOpt = None,
-    base_url: BaseUrlOpt = None,
-) -> None:
-    """Share a style with a user."""
-    with _client(profile, base_url) as client:
-        style_id, entry = resolve_style(client, style)
-        client.styles.share_add(style_id=style_id, user_id=user, rights=rights.value)
-    message(f"Shared style {_label(style_id, entry)} with {user} ({rights.value})")
-
-
-@share_app.command("list")
-def share_list(style: StyleArg, profile: ProfileOpt = None, base_url: BaseUrlOpt = None, json: JsonOpt = False,
-               quiet: QuietOpt = False) -> None:
-    """Users a style is shared with."""
-    out = Output(json_output=json, quiet=quiet)
-    with _client(profile, base_url) as client:
-        style_id, _ = resolve_style(client, style)
-        sharings = client.styles.share_list(style_id)
-    out.items(sharings, SHARE_COLUMNS, id_of=lambda s: s.user_id, empty=f"Style {cell(style)} is not shared.")
-
-
-@share_app.command("remove")
-def share_remove(
-    style: StyleArg,
-    user: Annotated[str, typer.Argument(metavar="USER", help="User id (e-mail) to stop sharing with.")],
-    profile: ProfileOpt = None,
-    base_url: BaseUrlOpt = None,
-) -> None:
-    """Stop sharing a style with a user."""
-    with _client(profile, base_url) as client:
-        style_id, entry = resolve_style(client, style)
-        client.styles.share_delete(style_id=style_id, user_id=user)
-    message(f"Stopped sharing style {_label(style_id, entry)} with {user}")
+add_share_commands(app, noun="style", group="styles", id_param="style_id",
+                   resource_arg=StyleArg, resolve=resolve_style, label=_label)

@@ -8,7 +8,8 @@ import typer
 from .. import connection, output
 from ..errors import USAGE, CliError
 from ..options import BaseUrlOpt, JsonOpt, ProfileOpt, QuietOpt, YesOpt
-from ..output import Output, cell, message
+from ..output import Output, message
+from ..sharing import add_share_commands
 
 if TYPE_CHECKING:
     from wasdi_sdk import WasdiClient
@@ -16,8 +17,6 @@ if TYPE_CHECKING:
 
 app = typer.Typer(name="subscriptions", help="Subscriptions: list, create, show, update, delete, share and buy.",
                   no_args_is_help=True)
-share_app = typer.Typer(name="share", help="Users a subscription is shared with.", no_args_is_help=True)
-app.add_typer(share_app)
 
 SubscriptionArg = Annotated[str, typer.Argument(metavar="ID_OR_NAME", help="Subscription id, or its exact name.")]
 NameOpt = Annotated[str | None, typer.Option("--name", help="Name (a name you already use gets a '(n)' suffix).")]
@@ -57,11 +56,6 @@ SHOW_FIELDS = (
     ("read-only", lambda s: s.read_only),
 )
 
-SHARE_COLUMNS = (
-    ("user", lambda s: s.user_id),
-    ("rights", lambda s: s.permissions),
-    ("owner", lambda s: s.owner_id),
-)
 
 TYPE_COLUMNS = (
     ("type", lambda t: t.type_id),
@@ -70,9 +64,6 @@ TYPE_COLUMNS = (
 )
 
 
-class Rights(enum.StrEnum):
-    read = "read"
-    write = "write"
 
 
 class Status(enum.StrEnum):
@@ -264,43 +255,5 @@ def buy(
             "once the payment is confirmed.")
 
 
-@share_app.command("add")
-def share_add(
-    subscription: SubscriptionArg,
-    user: Annotated[str, typer.Argument(metavar="USER", help="User id (e-mail) to share with.")],
-    rights: Annotated[Rights, typer.Option("--rights", help="What the user may do.")] = Rights.read,
-    profile: ProfileOpt = None,
-    base_url: BaseUrlOpt = None,
-) -> None:
-    """Share a subscription with a user."""
-    with _client(profile, base_url) as client:
-        subscription_id, entry = resolve_subscription(client, subscription)
-        outcome = client.subscriptions.share_add(subscription=subscription_id, user_id=user, rights=rights.value)
-    already = " (it already was)" if (outcome.message or "").startswith("Already") else ""
-    message(f"Shared subscription {_label(subscription_id, entry)} with {user} ({rights.value}){already}")
-
-
-@share_app.command("list")
-def share_list(subscription: SubscriptionArg, profile: ProfileOpt = None, base_url: BaseUrlOpt = None,
-               json: JsonOpt = False, quiet: QuietOpt = False) -> None:
-    """Users a subscription is shared with."""
-    out = Output(json_output=json, quiet=quiet)
-    with _client(profile, base_url) as client:
-        subscription_id, _ = resolve_subscription(client, subscription)
-        sharings = client.subscriptions.share_list(subscription_id)
-    out.items(sharings, SHARE_COLUMNS, id_of=lambda s: s.user_id,
-              empty=f"Subscription {cell(subscription)} is not shared.")
-
-
-@share_app.command("remove")
-def share_remove(
-    subscription: SubscriptionArg,
-    user: Annotated[str, typer.Argument(metavar="USER", help="User id (e-mail) to stop sharing with.")],
-    profile: ProfileOpt = None,
-    base_url: BaseUrlOpt = None,
-) -> None:
-    """Stop sharing a subscription with a user."""
-    with _client(profile, base_url) as client:
-        subscription_id, entry = resolve_subscription(client, subscription)
-        client.subscriptions.share_delete(subscription=subscription_id, user_id=user)
-    message(f"Stopped sharing subscription {_label(subscription_id, entry)} with {user}")
+add_share_commands(app, noun="subscription", group="subscriptions", id_param="subscription",
+                   resource_arg=SubscriptionArg, resolve=resolve_subscription, label=_label)

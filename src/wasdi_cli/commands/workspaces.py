@@ -1,6 +1,5 @@
 """``wasdi ws ...``: workspaces and their sharing (``client.workspaces``)."""
 
-import enum
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -8,15 +7,14 @@ import typer
 from .. import connection, output
 from ..errors import USAGE, CliError
 from ..options import BaseUrlOpt, JsonOpt, ProfileOpt, QuietOpt, YesOpt
-from ..output import Output, cell, epoch_ms, message
+from ..output import Output, epoch_ms, message
+from ..sharing import add_share_commands
 
 if TYPE_CHECKING:
     from wasdi_sdk import WasdiClient
     from wasdi_sdk.models import WorkspaceListInfoViewModel
 
 app = typer.Typer(name="ws", help="Workspaces: list, create, show, rename, delete and share.", no_args_is_help=True)
-share_app = typer.Typer(name="share", help="Users a workspace is shared with.", no_args_is_help=True)
-app.add_typer(share_app)
 
 WorkspaceArg = Annotated[str, typer.Argument(metavar="ID_OR_NAME", help="Workspace id, or its exact name.")]
 
@@ -45,16 +43,8 @@ SHOW_FIELDS = (
     ("read-only", lambda w: w.read_only),
 )
 
-SHARE_COLUMNS = (
-    ("user", lambda s: s.user_id),
-    ("rights", lambda s: s.permissions),
-    ("owner", lambda s: s.owner_id),
-)
 
 
-class Rights(enum.StrEnum):
-    read = "read"
-    write = "write"
 
 
 def _client(profile: str | None, base_url: str | None) -> "WasdiClient":
@@ -182,41 +172,5 @@ def delete(
     message(f"Left workspace {label}" if leaving else f"Deleted workspace {label}")
 
 
-@share_app.command("add")
-def share_add(
-    workspace: WorkspaceArg,
-    user: Annotated[str, typer.Argument(metavar="USER", help="User id (e-mail) to share with.")],
-    rights: Annotated[Rights, typer.Option("--rights", help="What the user may do.")] = Rights.read,
-    profile: ProfileOpt = None,
-    base_url: BaseUrlOpt = None,
-) -> None:
-    """Share a workspace with a user."""
-    with _client(profile, base_url) as client:
-        workspace_id, entry = resolve_workspace(client, workspace)
-        client.workspaces.share_add(workspace=workspace_id, user_id=user, rights=rights.value)
-    message(f"Shared workspace {_label(workspace_id, entry)} with {user} ({rights.value})")
-
-
-@share_app.command("list")
-def share_list(workspace: WorkspaceArg, profile: ProfileOpt = None, base_url: BaseUrlOpt = None,
-               json: JsonOpt = False, quiet: QuietOpt = False) -> None:
-    """Users a workspace is shared with."""
-    out = Output(json_output=json, quiet=quiet)
-    with _client(profile, base_url) as client:
-        workspace_id, _ = resolve_workspace(client, workspace)
-        sharings = client.workspaces.share_list(workspace_id)
-    out.items(sharings, SHARE_COLUMNS, id_of=lambda s: s.user_id, empty=f"Workspace {cell(workspace)} is not shared.")
-
-
-@share_app.command("remove")
-def share_remove(
-    workspace: WorkspaceArg,
-    user: Annotated[str, typer.Argument(metavar="USER", help="User id (e-mail) to stop sharing with.")],
-    profile: ProfileOpt = None,
-    base_url: BaseUrlOpt = None,
-) -> None:
-    """Stop sharing a workspace with a user."""
-    with _client(profile, base_url) as client:
-        workspace_id, entry = resolve_workspace(client, workspace)
-        client.workspaces.share_delete(workspace=workspace_id, user_id=user)
-    message(f"Stopped sharing workspace {_label(workspace_id, entry)} with {user}")
+add_share_commands(app, noun="workspace", group="workspaces", id_param="workspace",
+                   resource_arg=WorkspaceArg, resolve=resolve_workspace, label=_label)
