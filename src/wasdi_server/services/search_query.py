@@ -53,9 +53,11 @@ from __future__ import annotations
 import fnmatch
 import math
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
+
+from pydantic import ConfigDict, Field
 
 from wasdi_sdk.models import QueryViewModel
 
@@ -185,35 +187,15 @@ def iso_z(moment: datetime) -> str:
 
 
 # -- the parsed query --------------------------------------------------------------------------
-@dataclass(frozen=True)
-class SearchQuery:
-    """A parsed query: the fields of the contract's ``QueryViewModel``, plus the text it came from."""
+class SearchQuery(QueryViewModel):
+    """A parsed query: the contract's ``QueryViewModel`` (with its paging defaults) plus the text it came from."""
+
+    model_config = ConfigDict(frozen=True)
 
     text: str = ""
     offset: int = DEFAULT_OFFSET
     limit: int = DEFAULT_LIMIT
-    north: float | None = None
-    south: float | None = None
-    east: float | None = None
-    west: float | None = None
-    start_from_date: str | None = None
-    start_to_date: str | None = None
-    end_from_date: str | None = None
-    end_to_date: str | None = None
-    platform_name: str | None = None
-    product_type: str | None = None
-    product_level: str | None = None
-    relative_orbit: int | None = None
-    absolute_orbit: int | None = None
-    cloud_coverage_from: float | None = None
-    cloud_coverage_to: float | None = None
-    sensor_mode: str | None = None
-    product_name: str | None = None
-    timeliness: str | None = None
-    polarisation: str | None = None
-    platform_serial_identifier: str | None = None
-    instrument: str | None = None
-    filters: dict[str, str] = field(default_factory=dict)
+    filters: dict[str, str] = Field(default_factory=dict)
 
     @property
     def bbox(self) -> tuple[float, float, float, float] | None:
@@ -235,15 +217,11 @@ class SearchQuery:
         return parse_instant(self.end_from_date, now=now), parse_instant(self.end_to_date, now=now)
 
     def with_platform(self, platform: str | None) -> SearchQuery:
-        return replace(self, platform_name=platform)
+        return self.model_copy(update={"platform_name": platform})
 
     def to_view_model(self) -> QueryViewModel:
-        """The contract's ``QueryViewModel`` of this query."""
-        values: dict[str, Any] = {
-            name: getattr(self, name) for name in QueryViewModel.model_fields if hasattr(self, name)
-        }
-        values["filters"] = dict(self.filters)
-        return QueryViewModel(**values)
+        """The contract's ``QueryViewModel`` of this query (without the text)."""
+        return QueryViewModel.model_validate(self.model_dump(exclude={"text"}))
 
 
 # -- tokens ------------------------------------------------------------------------------------
