@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .errors import AUTH, CliError
 from .profiles import (
@@ -76,3 +76,20 @@ def connect(target: Target, *, require_session: bool = True) -> WasdiClient:
                            f"{target.profile.base_url}; {hint} --base-url {where}", AUTH)
         raise CliError(f"not logged in to {where} (profile '{target.profile_name}'); {hint}", AUTH)
     return make_client(target.base_url, target.token)
+
+
+def confirm_session_if_empty(client: WasdiClient, items: list[Any]) -> list[Any]:
+    """``items``, after making sure an empty answer is not an expired session in disguise.
+
+    Listings of the service answer ``[]`` for an invalid session too (failure style C), so an empty
+    list is worth one more call before it is shown as "nothing there".
+    """
+    if not items and client.session_token:
+        from wasdi_sdk import AuthenticationError
+
+        try:
+            client.auth.check_session()
+        except AuthenticationError as e:
+            raise CliError("the session is not valid any more (expired or logged out): run 'wasdi login'",
+                           AUTH) from e
+    return items

@@ -223,3 +223,10 @@ def test_ws_commands_need_a_login(cli: Cli) -> None:
         assert result.exit_code == 4, (args, result.output)
         assert result.stderr.startswith("Error: not logged in")
     assert cli.calls == []
+
+
+def test_list_with_an_expired_session_says_so(alice: Cli) -> None:
+    token = alice.token()
+    alice.app.services.sessions.close(token)  # the server forgets it, the profile still has it
+    result = alice("ws", "list")
+    assert result.exit_code == 4 and "wasdi login" in result.stderr

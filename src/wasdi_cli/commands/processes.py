@@ -65,6 +65,7 @@ def list_(
             if status:
                 found = [p for p in found if p.status == status.upper()]
             found = found[:limit] if limit else found
+        found = connection.confirm_session_if_empty(client, found)
     out.items(found, LIST_COLUMNS, id_of=lambda p: p.process_obj_id, empty="No processes.")
 
 

@@ -81,7 +81,7 @@ def list_(profile: ProfileOpt = None, base_url: BaseUrlOpt = None, json: JsonOpt
     """Workspaces you own or that are shared with you."""
     out = Output(json_output=json, quiet=quiet)
     with _client(profile, base_url) as client:
-        workspaces = client.workspaces.list()
+        workspaces = connection.confirm_session_if_empty(client, client.workspaces.list())
     out.items(workspaces, LIST_COLUMNS, id_of=lambda w: w.workspace_id, empty="No workspaces.")
 
 
