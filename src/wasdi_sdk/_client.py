@@ -20,6 +20,7 @@ from .resources import (
     NodesResource,
     OrganizationsResource,
     ProcessesResource,
+    ProcessorsResource,
     ProductsResource,
     ProjectsResource,
     SearchResource,
@@ -48,6 +49,11 @@ class WasdiClient(BaseClient):
     def auth(self) -> AuthResource:
         """/auth: login, sessions, registration, profile, password, upload accounts."""
         return AuthResource(self)
+
+    @cached_property
+    def processors(self) -> ProcessorsResource:
+        """/processors: so far the run logs of processes."""
+        return ProcessorsResource(self)
 
     @cached_property
     def processes(self) -> ProcessesResource:

@@ -67,3 +67,20 @@ def test_stop(alice: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
 def test_unknown_process(alice: Cli) -> None:
     assert alice("processes", "show", "nope").exit_code == 1
     assert alice("processes", "wait", "nope").exit_code == 1
+
+
+def test_logs(alice: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    def chatty(ctx: OperationContext) -> bool:
+        user = ctx.services.users.active_user(ALICE)
+        for i in range(3):
+            ctx.services.process_logs.add(user, ctx.process_id, f"step {i}")
+        return True
+
+    monkeypatch.setitem(OPERATIONS, "CLILOG", chatty)
+    _, pid = queue(alice, "CLILOG")
+    followed = alice("processes", "logs", pid, "--follow", "--interval", "0.05")
+    assert followed.exit_code == 0, followed.output
+    assert [line.split("  ", 1)[1] for line in followed.stdout.splitlines()] == ["step 0", "step 1", "step 2"]
+    tail = alice("processes", "logs", pid, "--from", "2", "--json")
+    assert [json.loads(line)["logRow"] for line in tail.stdout.splitlines()] == ["step 2"]
+    assert alice("processes", "logs", "nope").exit_code == 1

@@ -126,3 +126,37 @@ def wait(
             out.item(e.process, SHOW_FIELDS, id_of=lambda p: p.process_obj_id)
             raise CliError(str(e)) from e
     out.item(final, SHOW_FIELDS, id_of=lambda p: p.process_obj_id)
+
+
+@app.command()
+def logs(
+    process: ProcessArg,
+    follow: Annotated[bool, typer.Option("--follow", "-f", help="Keep printing new lines until it ends.")] = False,
+    first: Annotated[int, typer.Option("--from", min=0, help="First line to show (from 0).")] = 0,
+    interval: Annotated[float, typer.Option("--interval", min=0.05, help="Polling interval with --follow.")] = 2.0,
+    profile: ProfileOpt = None, base_url: BaseUrlOpt = None, json: JsonOpt = False,
+) -> None:
+    """The log lines of a run (what its processor wrote with wasdiLog)."""
+    import json as json_lib
+    import time
+
+    from wasdi_sdk import EmptyResultError
+    from wasdi_sdk.helpers import FINAL_STATES
+
+    with _client(profile, base_url) as client:
+        try:
+            client.processors.count_logs(process)  # the listing answers [] for an unknown process too
+        except EmptyResultError as e:
+            raise CliError(f"no process '{process}' (or it is not accessible)") from e
+        next_row = first
+        while True:
+            rows = client.processors.list_logs(process, startrow=next_row)
+            for row in rows:
+                if json:
+                    typer.echo(json_lib.dumps(row.to_wire(), ensure_ascii=False))
+                else:
+                    typer.echo(f"{row.log_date or '':19}  {row.log_row or ''}")
+                next_row = max(next_row, (row.row_number or 0) + 1)
+            if not follow or (client.processes.get_status(process) in FINAL_STATES and not rows):
+                break
+            time.sleep(interval)

@@ -8,6 +8,7 @@ from .images import ImagesResource
 from .nodes import NodesResource
 from .organizations import OrganizationsResource
 from .processes import ProcessesResource
+from .processors import ProcessorsResource
 from .products import ProductsResource
 from .projects import ProjectsResource
 from .search import SearchResource
@@ -25,6 +26,7 @@ RESOURCES: dict[str, type] = {
     "nodes": NodesResource,
     "organizations": OrganizationsResource,
     "processes": ProcessesResource,
+    "processors": ProcessorsResource,
     "products": ProductsResource,
     "projects": ProjectsResource,
     "search": SearchResource,
@@ -44,6 +46,7 @@ __all__ = [
     "NodesResource",
     "OrganizationsResource",
     "ProcessesResource",
+    "ProcessorsResource",
     "ProductsResource",
     "ProjectsResource",
     "SearchResource",

@@ -11,6 +11,7 @@ from ..providers.payments import PaymentProviders
 from ..providers.search import SearchProviders
 from ..settings import Settings
 from ..store import Store, open_store
+from ..store.logs import RunLogs
 from .credits import CreditService
 from .identity import UserService
 from .images import ImageService
@@ -18,6 +19,7 @@ from .messages import MessageLog
 from .missions import MissionService
 from .nodes import NodeService
 from .organizations import OrganizationService
+from .process_logs import ProcessLogService
 from .processes import ProcessService
 from .products import ProductService
 from .projects import ProjectService
@@ -73,6 +75,7 @@ class Services:
     uploads: UploadAccountService
     messages: MessageLog
     processes: ProcessService
+    process_logs: ProcessLogService
     products: ProductService
     images: ImageService
     styles: StyleService
@@ -126,6 +129,8 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
     products = ProductService(c("products"), c("layers"), workspaces, processes, messages, subscriptions, missions,
                               map_server, settings)
     workspaces.delete_hooks.append(products.on_workspace_delete)
+    process_logs = ProcessLogService(RunLogs(settings.data_dir / "logs"), processes)
+    workspaces.delete_hooks.append(process_logs.remove_for_workspace)
     services = Services(
         settings=settings, store=store, mailer=mailer, users=users,
         sessions=SessionService(c("sessions"), users, settings.session_idle_hours, settings.disable_authentication),
@@ -137,7 +142,7 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
         missions=missions,
         uploads=UploadAccountService(c("upload_accounts"), settings.uploads_root, mailer),
         messages=messages,
-        processes=processes, products=products,
+        processes=processes, process_logs=process_logs, products=products,
         images=images, styles=styles,
     )
     services.search = SearchService(missions, SearchProviders.from_settings(settings))
