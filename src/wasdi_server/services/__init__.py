@@ -20,6 +20,7 @@ from .missions import MissionService
 from .nodes import NodeService
 from .organizations import OrganizationService
 from .process_logs import ProcessLogService
+from .process_stats import ProcessStatistics
 from .processes import ProcessService
 from .products import ProductService
 from .projects import ProjectService
@@ -76,6 +77,7 @@ class Services:
     messages: MessageLog
     processes: ProcessService
     process_logs: ProcessLogService
+    process_stats: ProcessStatistics
     products: ProductService
     images: ImageService
     styles: StyleService
@@ -143,6 +145,7 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
         uploads=UploadAccountService(c("upload_accounts"), settings.uploads_root, mailer),
         messages=messages,
         processes=processes, process_logs=process_logs, products=products,
+        process_stats=ProcessStatistics(processes, workspaces, c("subscriptions"), sharing, nodes, settings.node_code),
         images=images, styles=styles,
     )
     services.search = SearchService(missions, SearchProviders.from_settings(settings))

@@ -28,6 +28,8 @@ ACTIVE = frozenset({CREATED, RUNNING, WAITING, READY})
 TERMINAL = frozenset({DONE, ERROR, STOPPED})
 LAST_LIMIT = 5
 """``lastbyws`` / ``lastbyusr`` answer this many records."""
+MAX_PAYLOAD = 1_000_000
+PROCESSOR_OPERATIONS = frozenset({"RUNPROCESSOR", "RUNIDL", "RUNMATLAB"})
 
 
 def format_date(ms: float | None) -> str | None:
@@ -112,6 +114,57 @@ class ProcessService:
         record = self.load(process_id)
         if not self.can_write(user, record):
             raise Forbidden("MSG_ERROR_NO_ACCESS_RIGHTS_OBJECT_PROCESSWORKSPACE")
+        return record
+
+    def status_for(self, user: User, process_id: Any) -> str:
+        """The status a client may see: ids that are already a final status are echoed (the official library
+        polls with them); unknown or inaccessible ids are ``ERROR``."""
+        if not isinstance(process_id, str):
+            return ERROR
+        if process_id in TERMINAL:
+            return process_id
+        record = self.get(process_id)
+        if record is None or not self.can_read(user, record):
+            return ERROR
+        return str(record["status"])
+
+    def payload_of(self, user: User, process_id: str | None) -> str:
+        payload = self.readable(user, process_id).get("payload")
+        if payload is None:
+            raise BadRequest("no payload")
+        return str(payload)
+
+    def parameters_of(self, user: User, process_id: str | None) -> Any:
+        """The stored parameters of a processor run."""
+        record = self.readable(user, process_id)
+        if record.get("operationType") not in PROCESSOR_OPERATIONS:
+            raise BadRequest("the process is not a processor run")
+        return record.get("parameter") or {}
+
+    # -- changes by clients ----------------------------------------------------------------------------
+    def update_status_for(self, user: User, process_id: str | None, status: str, perc: int | None,
+                          notify: bool) -> dict[str, Any]:
+        """``/process/updatebyid``: any move among the seven states, by someone who may write the process."""
+        record = self.writable(user, process_id)
+        wanted = status.strip().upper()
+        if wanted not in STATUSES:
+            raise BadRequest(f"unknown status {status[:30]!r}")
+        return self._present(self.set_status(record["processObjId"], wanted, perc, notify=notify))
+
+    def set_payload_for(self, user: User, process_id: str | None, payload: str | None) -> dict[str, Any]:
+        record = self.writable(user, process_id)
+        if payload is not None and len(payload) > MAX_PAYLOAD:
+            raise BadRequest("payload too large")
+        return self._present(self.update(record["processObjId"], {"payload": payload}))
+
+    def set_sub_pid_for(self, user: User, process_id: str | None, sub_pid: int) -> dict[str, Any]:
+        record = self.writable(user, process_id)
+        return self._present(self.update(record["processObjId"], {"subPid": int(sub_pid)}))
+
+    @staticmethod
+    def _present(record: dict[str, Any] | None) -> dict[str, Any]:
+        if record is None:  # deleted between the access check and the write
+            raise BadRequest("unknown process")
         return record
 
     # -- changes ---------------------------------------------------------------------------------------
