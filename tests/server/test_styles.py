@@ -376,8 +376,20 @@ def test_updatefile_zipped(server: Server, http: httpx.Client, alice: Person, st
     assert sorted(p.name for p in server.settings.data_dir.rglob("*.sld")) == ["floods.sld"]
 
 
+def with_compression_method(archive: bytes, method: int) -> bytes:
+    """The archive with its one entry claiming another compression method (local and central headers)."""
+    data = bytearray(archive)
+    local = data.index(b"PK\x03\x04")
+    central = data.index(b"PK\x01\x02")
+    data[local + 8:local + 10] = method.to_bytes(2, "little")
+    data[central + 10:central + 12] = method.to_bytes(2, "little")
+    return bytes(data)
+
+
 @pytest.mark.parametrize("archive", [zipped(("a.sld", GREEN), ("b.sld", GREEN)), zipped(("a.txt", GREEN)),
-                                     b"not a zip", zipped(("a.sld", b"<broken"))])
+                                     b"not a zip", zipped(("a.sld", b"<broken")),
+                                     with_compression_method(zipped(("a.sld", GREEN)), 99)],
+                         ids=["two-slds", "no-sld", "not-a-zip", "broken-xml", "unknown-compression"])
 def test_updatefile_zipped_failures(server: Server, http: httpx.Client, alice: Person, style: str,
                                     archive: bytes) -> None:
     assert update_file(http, alice, style, archive, zipped=True).status_code == 400

@@ -182,6 +182,9 @@ class StyleFile:
     filename: str
 
 
+READABLE_COMPRESSIONS = frozenset({zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA})
+
+
 class StyleService:
     """Styles on this node.  ``node_code == "wasdi"`` makes it the main node."""
 
@@ -279,6 +282,8 @@ class StyleService:
                     raise BadRequest(f"the zip must hold exactly one .sld file, it holds {len(entries)}")
                 if entries[0].file_size > MAX_STYLE_BYTES:
                     raise BadRequest(f"the SLD is larger than {MAX_STYLE_BYTES} bytes")
+                if entries[0].compress_type not in READABLE_COMPRESSIONS:
+                    raise BadRequest("the zip uses a compression method this server cannot read")
                 size = 0
                 with zf.open(entries[0]) as source:
                     for chunk in iter(lambda: source.read(1 << 16), b""):
@@ -289,8 +294,8 @@ class StyleService:
         except BadRequest:
             out_path.unlink(missing_ok=True)
             raise
-        except (zipfile.BadZipFile, zipfile.LargeZipFile, RuntimeError, NotImplementedError, zlib.error,
-                EOFError, OSError, ValueError) as e:
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, RuntimeError, zlib.error, EOFError, OSError,
+                ValueError) as e:
             out_path.unlink(missing_ok=True)
             raise BadRequest("the file is not a readable zip archive") from e
         return out_path
