@@ -1,11 +1,12 @@
 """``wasdi orgs ...``: organizations and their sharing (``client.organizations``)."""
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from .. import connection, output
 from ..errors import USAGE, CliError
+from ..lookup import by_id_or_name, named
 from ..options import BaseUrlOpt, JsonOpt, ProfileOpt, QuietOpt, YesOpt
 from ..output import Output, message
 from ..sharing import add_share_commands
@@ -51,27 +52,11 @@ def _client(profile: str | None, base_url: str | None) -> "WasdiClient":
 
 
 def resolve_org(client: "WasdiClient", id_or_name: str) -> tuple[str, "OrganizationListViewModel | None"]:
-    """The id of the organization named or identified by ``id_or_name`` among yours, and its list entry.
-
-    An id wins over a name; a name matching several organizations is refused; anything else is passed
-    on as an id.
-    """
-    organizations = client.organizations.list()
-    for org in organizations:
-        if org.organization_id == id_or_name:
-            return id_or_name, org
-    named = [org for org in organizations if org.name == id_or_name]
-    if len(named) > 1:
-        ids = ", ".join(str(org.organization_id) for org in named)
-        raise CliError(f"{len(named)} organizations are named '{id_or_name}' ({ids}); give the id", USAGE)
-    if named and named[0].organization_id:
-        return named[0].organization_id, named[0]
-    return id_or_name, None
+    """The organization ``id_or_name`` identifies or names among yours (see ``lookup.by_id_or_name``)."""
+    return by_id_or_name(client.organizations.list(), id_or_name, id_of=lambda o: o.organization_id,
+                         name_of=lambda o: o.name, noun="organization")
 
 
-def _label(org_id: str, entry: Any) -> str:
-    name = getattr(entry, "name", None)
-    return f"'{name}' ({org_id})" if name else org_id
 
 
 @app.command("list")
@@ -136,7 +121,7 @@ def update(
         current_name = name if name is not None else client.organizations.get(org_id).name
         client.organizations.update(organization_id=org_id, name=current_name, description=description,
                                     address=address, email=email, url=url)
-    message(f"Updated organization {_label(org_id, entry)}")
+    message(f"Updated organization {named(org_id, entry)}")
 
 
 @app.command()
@@ -146,7 +131,7 @@ def delete(organization: OrgArg, yes: YesOpt = False, profile: ProfileOpt = None
         raise CliError("refusing to delete without confirmation: stdin is not a terminal; pass --yes", USAGE)
     with _client(profile, base_url) as client:
         org_id, entry = resolve_org(client, organization)
-        label = _label(org_id, entry)
+        label = named(org_id, entry)
         if not yes and not typer.confirm(f"Delete organization {label}?", default=False, err=True):
             message("Cancelled")
             raise typer.Exit(1)
@@ -155,4 +140,4 @@ def delete(organization: OrgArg, yes: YesOpt = False, profile: ProfileOpt = None
 
 
 add_share_commands(app, noun="organization", group="organizations", id_param="organization",
-                   resource_arg=OrgArg, resolve=resolve_org, label=_label)
+                   resource_arg=OrgArg, resolve=resolve_org, label=named)

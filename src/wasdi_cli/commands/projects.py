@@ -1,11 +1,12 @@
 """``wasdi projects ...``: projects and the active project (``client.projects``)."""
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from .. import connection, output
 from ..errors import USAGE, CliError
+from ..lookup import by_id_or_name, named
 from ..options import BaseUrlOpt, JsonOpt, ProfileOpt, QuietOpt, YesOpt
 from ..output import Output, message
 from .subscriptions import resolve_subscription
@@ -44,29 +45,17 @@ def _client(profile: str | None, base_url: str | None) -> "WasdiClient":
 
 
 def resolve_project(client: "WasdiClient", id_or_name: str) -> tuple[str, "ProjectListViewModel | None"]:
-    """The id of the project named or identified by ``id_or_name`` among yours, and its list entry.
+    """The project ``id_or_name`` identifies or names among yours.
 
-    An id wins over a name; a name matching several projects is refused; anything else is passed on
-    as an id.  Projects are looked up per subscription, because listing them all (``/projects/byuser``)
-    would make one active as a side effect.
+    Projects are looked up per subscription, because listing them all (``/projects/byuser``) would make
+    one active as a side effect.
     """
     projects = [p for sub in client.subscriptions.list() if sub.subscription_id
                 for p in client.projects.list_by_subscription(sub.subscription_id)]
-    for project in projects:
-        if project.project_id == id_or_name:
-            return id_or_name, project
-    named = [p for p in projects if p.name == id_or_name]
-    if len(named) > 1:
-        ids = ", ".join(f"{p.project_id} in '{p.subscription_name}'" for p in named)
-        raise CliError(f"{len(named)} projects are named '{id_or_name}' ({ids}); give the id", USAGE)
-    if named and named[0].project_id:
-        return named[0].project_id, named[0]
-    return id_or_name, None
+    return by_id_or_name(projects, id_or_name, id_of=lambda p: p.project_id, name_of=lambda p: p.name,
+                         noun="project", describe=lambda p: f"{p.project_id} in '{p.subscription_name}'")
 
 
-def _label(project_id: str, entry: Any) -> str:
-    name = getattr(entry, "name", None)
-    return f"'{name}' ({project_id})" if name else project_id
 
 
 @app.command("list")
@@ -141,7 +130,7 @@ def update(
     with _client(profile, base_url) as client:
         project_id, entry = resolve_project(client, project)
         client.projects.update(project_id=project_id, name=name, description=description, active_project=active)
-    message(f"Updated project {_label(project_id, entry)}")
+    message(f"Updated project {named(project_id, entry)}")
 
 
 @app.command()
@@ -165,7 +154,7 @@ def activate(
         assert project is not None
         project_id, entry = resolve_project(client, project)
         client.projects.set_active(project=project_id, target=user)
-    message(f"Project {_label(project_id, entry)} is now active" + (f" for {user}" if user else ""))
+    message(f"Project {named(project_id, entry)} is now active" + (f" for {user}" if user else ""))
 
 
 @app.command()
@@ -175,7 +164,7 @@ def delete(project: ProjectArg, yes: YesOpt = False, profile: ProfileOpt = None,
         raise CliError("refusing to delete without confirmation: stdin is not a terminal; pass --yes", USAGE)
     with _client(profile, base_url) as client:
         project_id, entry = resolve_project(client, project)
-        label = _label(project_id, entry)
+        label = named(project_id, entry)
         if not yes and not typer.confirm(f"Delete project {label}?", default=False, err=True):
             message("Cancelled")
             raise typer.Exit(1)

@@ -2,12 +2,13 @@
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from .. import connection, output
 from ..errors import USAGE, CliError
+from ..lookup import by_id_or_name, named
 from ..options import BaseUrlOpt, JsonOpt, ProfileOpt, QuietOpt, YesOpt
 from ..output import Output, cell, message, progress
 from ..sharing import add_share_commands
@@ -53,21 +54,11 @@ def _client(profile: str | None, base_url: str | None) -> "WasdiClient":
 
 
 def resolve_style(client: "WasdiClient", id_or_name: str) -> tuple[str, "StyleViewModel | None"]:
-    """The id of the style identified or named by ``id_or_name`` (names are unique, ignoring case), and its
-    list entry; a value that is neither is passed on as an id."""
-    styles = client.styles.list()
-    for style in styles:
-        if style.style_id == id_or_name:
-            return id_or_name, style
-    for style in styles:
-        if (style.name or "").casefold() == id_or_name.casefold() and style.style_id:
-            return style.style_id, style
-    return id_or_name, None
+    """The style ``id_or_name`` identifies or names (style names are unique, ignoring case)."""
+    return by_id_or_name(client.styles.list(), id_or_name, id_of=lambda s: s.style_id, name_of=lambda s: s.name,
+                         noun="style", casefold=True)
 
 
-def _label(style_id: str, entry: Any) -> str:
-    name = getattr(entry, "name", None)
-    return f"'{name}' ({style_id})" if name else style_id
 
 
 @app.command("list")
@@ -144,7 +135,7 @@ def update(
         raise CliError("nothing to change: give --file, --description or --public/--private", USAGE)
     with _client(profile, base_url) as client:
         style_id, entry = resolve_style(client, style)
-        label = _label(style_id, entry)
+        label = named(style_id, entry)
         if file is not None:
             try:
                 client.styles.update_file(file, style_id=style_id, zipped=file.suffix.lower() == ".zip")
@@ -195,7 +186,7 @@ def delete(style: StyleArg, yes: YesOpt = False, profile: ProfileOpt = None, bas
         raise CliError("refusing to delete without confirmation: stdin is not a terminal; pass --yes", USAGE)
     with _client(profile, base_url) as client:
         style_id, entry = resolve_style(client, style)
-        label = _label(style_id, entry)
+        label = named(style_id, entry)
         leaving = bool(entry is not None and entry.shared_with_me)
         if not yes:
             question = f"Leave style {label}, shared with you?" if leaving else f"Delete style {label}?"
@@ -207,4 +198,4 @@ def delete(style: StyleArg, yes: YesOpt = False, profile: ProfileOpt = None, bas
 
 
 add_share_commands(app, noun="style", group="styles", id_param="style_id",
-                   resource_arg=StyleArg, resolve=resolve_style, label=_label)
+                   resource_arg=StyleArg, resolve=resolve_style, label=named)

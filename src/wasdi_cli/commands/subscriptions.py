@@ -1,12 +1,13 @@
 """``wasdi subscriptions ...``: subscriptions, their sharing and purchase (``client.subscriptions``)."""
 
 import enum
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from .. import connection, output
 from ..errors import USAGE, CliError
+from ..lookup import by_id_or_name, named
 from ..options import BaseUrlOpt, JsonOpt, ProfileOpt, QuietOpt, YesOpt
 from ..output import Output, message
 from ..sharing import add_share_commands
@@ -89,27 +90,11 @@ def _client(profile: str | None, base_url: str | None) -> "WasdiClient":
 
 
 def resolve_subscription(client: "WasdiClient", id_or_name: str) -> tuple[str, "SubscriptionListViewModel | None"]:
-    """The id of the subscription named or identified by ``id_or_name`` among yours, and its list entry.
-
-    An id wins over a name; a name matching several subscriptions is refused; anything else is passed
-    on as an id (an admin may name any subscription by id).
-    """
-    subscriptions = client.subscriptions.list()
-    for sub in subscriptions:
-        if sub.subscription_id == id_or_name:
-            return id_or_name, sub
-    named = [sub for sub in subscriptions if sub.name == id_or_name]
-    if len(named) > 1:
-        ids = ", ".join(str(sub.subscription_id) for sub in named)
-        raise CliError(f"{len(named)} subscriptions are named '{id_or_name}' ({ids}); give the id", USAGE)
-    if named and named[0].subscription_id:
-        return named[0].subscription_id, named[0]
-    return id_or_name, None
+    """The subscription ``id_or_name`` identifies or names among yours (an admin may give any id)."""
+    return by_id_or_name(client.subscriptions.list(), id_or_name, id_of=lambda s: s.subscription_id,
+                         name_of=lambda s: s.name, noun="subscription")
 
 
-def _label(subscription_id: str, entry: Any) -> str:
-    name = getattr(entry, "name", None)
-    return f"'{name}' ({subscription_id})" if name else subscription_id
 
 
 @app.command("list")
@@ -213,7 +198,7 @@ def update(
         client.subscriptions.update(subscription_id=subscription_id, name=name, description=description,
                                     type_id=type_id, start_date=start, end_date=end, duration_days=days,
                                     organization_id=org, buy_success=paid)
-    message(f"Updated subscription {_label(subscription_id, entry)}")
+    message(f"Updated subscription {named(subscription_id, entry)}")
 
 
 @app.command()
@@ -224,7 +209,7 @@ def delete(subscription: SubscriptionArg, yes: YesOpt = False, profile: ProfileO
         raise CliError("refusing to delete without confirmation: stdin is not a terminal; pass --yes", USAGE)
     with _client(profile, base_url) as client:
         subscription_id, entry = resolve_subscription(client, subscription)
-        label = _label(subscription_id, entry)
+        label = named(subscription_id, entry)
         if not yes and not typer.confirm(f"Delete subscription {label} and its projects?", default=False, err=True):
             message("Cancelled")
             raise typer.Exit(1)
@@ -251,9 +236,9 @@ def buy(
     if not url:
         raise CliError("the server returned no checkout URL")
     Output().value(url)
-    message(f"Open the URL above to pay for subscription {_label(subscription_id, entry)}; it becomes valid "
+    message(f"Open the URL above to pay for subscription {named(subscription_id, entry)}; it becomes valid "
             "once the payment is confirmed.")
 
 
 add_share_commands(app, noun="subscription", group="subscriptions", id_param="subscription",
-                   resource_arg=SubscriptionArg, resolve=resolve_subscription, label=_label)
+                   resource_arg=SubscriptionArg, resolve=resolve_subscription, label=named)

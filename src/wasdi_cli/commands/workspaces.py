@@ -1,11 +1,12 @@
 """``wasdi ws ...``: workspaces and their sharing (``client.workspaces``)."""
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from .. import connection, output
 from ..errors import USAGE, CliError
+from ..lookup import by_id_or_name, named
 from ..options import BaseUrlOpt, JsonOpt, ProfileOpt, QuietOpt, YesOpt
 from ..output import Output, epoch_ms, message
 from ..sharing import add_share_commands
@@ -52,27 +53,12 @@ def _client(profile: str | None, base_url: str | None) -> "WasdiClient":
 
 
 def resolve_workspace(client: "WasdiClient", id_or_name: str) -> tuple[str, "WorkspaceListInfoViewModel | None"]:
-    """The id of the workspace named or identified by ``id_or_name``, and its list entry (if listed).
-
-    An id wins over a name; a name shared by several workspaces is refused.  A value that is
-    neither is passed on as an id (a public workspace is not in the user's list).
-    """
-    workspaces = client.workspaces.list()
-    for ws in workspaces:
-        if ws.workspace_id == id_or_name:
-            return id_or_name, ws
-    named = [ws for ws in workspaces if ws.workspace_name == id_or_name]
-    if len(named) > 1:
-        ids = ", ".join(str(ws.workspace_id) for ws in named)
-        raise CliError(f"{len(named)} workspaces are named '{id_or_name}' ({ids}); give the id", USAGE)
-    if named and named[0].workspace_id:
-        return named[0].workspace_id, named[0]
-    return id_or_name, None
+    """The workspace ``id_or_name`` identifies or names among yours; anything else is passed on as an id
+    (a public workspace is not in the user's list)."""
+    return by_id_or_name(client.workspaces.list(), id_or_name, id_of=lambda w: w.workspace_id,
+                         name_of=lambda w: w.workspace_name, noun="workspace")
 
 
-def _label(workspace_id: str, entry: Any) -> str:
-    name = getattr(entry, "workspace_name", None)
-    return f"'{name}' ({workspace_id})" if name else workspace_id
 
 
 @app.command("list")
@@ -141,7 +127,7 @@ def rename(
             updated = client.workspaces.rename(workspace_id, new_name)
         except EmptyResultError as e:
             raise CliError(f"cannot rename the workspace '{workspace}' (not found, or no write access)") from e
-    message(f"Renamed workspace {_label(workspace_id, entry)} to '{updated.name or new_name}'")
+    message(f"Renamed workspace {named(workspace_id, entry)} to '{updated.name or new_name}'")
 
 
 @app.command()
@@ -158,7 +144,7 @@ def delete(
     target = connection.resolve(profile, base_url)
     with connection.connect(target) as client:
         workspace_id, entry = resolve_workspace(client, workspace)
-        label = _label(workspace_id, entry)
+        label = named(workspace_id, entry)
         owner = getattr(entry, "owner_user_id", None)
         leaving = bool(owner and target.profile.user and target.token_source == "profile"
                        and owner != target.profile.user)
@@ -173,4 +159,4 @@ def delete(
 
 
 add_share_commands(app, noun="workspace", group="workspaces", id_param="workspace",
-                   resource_arg=WorkspaceArg, resolve=resolve_workspace, label=_label)
+                   resource_arg=WorkspaceArg, resolve=resolve_workspace, label=named)
