@@ -93,3 +93,8 @@ def confirm_session_if_empty(client: WasdiClient, items: list[Any]) -> list[Any]
             raise CliError("the session is not valid any more (expired or logged out): run 'wasdi login'",
                            AUTH) from e
     return items
+
+
+def client(profile: str | None = None, base_url: str | None = None) -> WasdiClient:
+    """The SDK client of the resolved server and session (flags, environment, profile)."""
+    return connect(resolve(profile, base_url))

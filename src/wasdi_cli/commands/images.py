@@ -12,7 +12,7 @@ from ..options import BaseUrlOpt, ProfileOpt, YesOpt
 from ..output import message, progress
 
 if TYPE_CHECKING:
-    from wasdi_sdk import WasdiClient
+    pass
 
 app = typer.Typer(name="images", help="Images: upload, get, check and delete (jpg, png or svg, at most 2 MiB).",
                   no_args_is_help=True)
@@ -24,9 +24,6 @@ NameArg = Annotated[str, typer.Argument(metavar="NAME", help="Image file name, e
 FolderOpt = Annotated[str | None, typer.Option(
     "--folder", help="Folder in the collection: your user id (users), an organization id, a processor name.")]
 
-
-def _client(profile: str | None, base_url: str | None) -> "WasdiClient":
-    return connection.connect(connection.resolve(profile, base_url))
 
 
 def _where(collection: str, folder: str | None, name: str) -> str:
@@ -46,7 +43,8 @@ def upload(
 ) -> None:
     """Store an image in a collection, replacing one of the same name."""
     stem = name or file.stem
-    with _client(profile, base_url) as client, progress(f"Uploading {file.name}", file.stat().st_size) as advance:
+    with (connection.client(profile, base_url) as client,
+          progress(f"Uploading {file.name}", file.stat().st_size) as advance):
         client.images.upload(file, collection=collection, folder=folder, name=stem, on_progress=advance)
     message(f"Uploaded {file.name} to {_where(collection, folder, stem)}")
 
@@ -65,7 +63,7 @@ def get(
     """Download an image."""
     from wasdi_sdk import NoContentError
 
-    with _client(profile, base_url) as client:
+    with connection.client(profile, base_url) as client:
         try:
             if out == "-":
                 data = client.images.get(collection=collection, folder=folder, name=name)
@@ -85,7 +83,7 @@ def get(
 def exists(collection: CollectionArg, name: NameArg, folder: FolderOpt = None, profile: ProfileOpt = None,
            base_url: BaseUrlOpt = None) -> None:
     """Whether an image exists: prints yes or no; exit code 0 or 1."""
-    with _client(profile, base_url) as client:
+    with connection.client(profile, base_url) as client:
         found = client.images.exists(collection=collection, folder=folder, name=name)
     output.Output().value("yes" if found else "no")
     if not found:
@@ -103,6 +101,6 @@ def delete(collection: CollectionArg, name: NameArg, folder: FolderOpt = None, y
         if not typer.confirm(f"Delete image {where}?", default=False, err=True):
             message("Cancelled")
             raise typer.Exit(1)
-    with _client(profile, base_url) as client:
+    with connection.client(profile, base_url) as client:
         client.images.delete(collection=collection, folder=folder, name=name)
     message(f"Deleted image {where}")

@@ -11,7 +11,7 @@ from ..output import Output, cell, message
 from ..sharing import add_share_commands
 
 if TYPE_CHECKING:
-    from wasdi_sdk import WasdiClient
+    pass
 
 app = typer.Typer(name="nodes", help="Compute nodes: list, show, create, update and share (admins).",
                   no_args_is_help=True)
@@ -47,9 +47,6 @@ SharedOpt = Annotated[bool | None, typer.Option("--shared/--private",
 
 
 
-def _client(profile: str | None, base_url: str | None) -> "WasdiClient":
-    return connection.connect(connection.resolve(profile, base_url))
-
 
 def _changes(**fields: Any) -> dict[str, Any]:
     return {name: value for name, value in fields.items() if value is not None}
@@ -67,7 +64,7 @@ def list_(
     from wasdi_sdk import EmptyResultError
 
     out = Output(json_output=json, quiet=quiet)
-    with _client(profile, base_url) as client:
+    with connection.client(profile, base_url) as client:
         try:
             nodes = client.nodes.list(all=all_)
         except EmptyResultError as e:
@@ -80,7 +77,7 @@ def show(node: NodeArg, profile: ProfileOpt = None, base_url: BaseUrlOpt = None,
          quiet: QuietOpt = False) -> None:
     """Everything about one node (admins)."""
     out = Output(json_output=json, quiet=quiet)
-    with _client(profile, base_url) as client:
+    with connection.client(profile, base_url) as client:
         details = client.nodes.get(node)
     out.item(details, SHOW_FIELDS, id_of=lambda n: n.node_code)
 
@@ -103,7 +100,7 @@ def create(
     body = NodeFullViewModel(node_code=node, **_changes(
         api_url=api_url, cloud_provider=cloud_provider, node_description=description,
         node_geoserver_address=geoserver_address, active=active, shared=shared))
-    with _client(profile, base_url) as client:
+    with connection.client(profile, base_url) as client:
         client.nodes.create(body)
     message(f"Created node {node}")
 
@@ -125,7 +122,7 @@ def update(
                        node_geoserver_address=geoserver_address, active=active, shared=shared)
     if not changes:
         raise CliError("nothing to change: give at least one option (see --help)", USAGE)
-    with _client(profile, base_url) as client:
+    with connection.client(profile, base_url) as client:
         current = client.nodes.get(node)
         for name, value in changes.items():
             setattr(current, name, value)

@@ -47,9 +47,6 @@ SHOW_FIELDS = (
 
 
 
-def _client(profile: str | None, base_url: str | None) -> "WasdiClient":
-    return connection.connect(connection.resolve(profile, base_url))
-
 
 def resolve_org(client: "WasdiClient", id_or_name: str) -> tuple[str, "OrganizationListViewModel | None"]:
     """The organization ``id_or_name`` identifies or names among yours (see ``lookup.by_id_or_name``)."""
@@ -64,7 +61,7 @@ def list_(profile: ProfileOpt = None, base_url: BaseUrlOpt = None, json: JsonOpt
           quiet: QuietOpt = False) -> None:
     """Organizations you own or that are shared with you."""
     out = Output(json_output=json, quiet=quiet)
-    with _client(profile, base_url) as client:
+    with connection.client(profile, base_url) as client:
         organizations = client.organizations.list()
     out.items(organizations, LIST_COLUMNS, id_of=lambda o: o.organization_id, empty="No organizations.")
 
@@ -74,7 +71,7 @@ def show(organization: OrgArg, profile: ProfileOpt = None, base_url: BaseUrlOpt 
          quiet: QuietOpt = False) -> None:
     """Details of one organization."""
     out = Output(json_output=json, quiet=quiet)
-    with _client(profile, base_url) as client:
+    with connection.client(profile, base_url) as client:
         org_id, _ = resolve_org(client, organization)
         details = client.organizations.get(org_id)
     out.item(details, SHOW_FIELDS, id_of=lambda o: o.organization_id)
@@ -93,7 +90,7 @@ def create(
     """Create an organization; prints its id on stdout."""
     if not name.strip():
         raise CliError("NAME must not be empty", USAGE)
-    with _client(profile, base_url) as client:
+    with connection.client(profile, base_url) as client:
         created = client.organizations.create(name=name, description=description, address=address, email=email,
                                               url=url)
     if not created.message:
@@ -116,7 +113,7 @@ def update(
     """Change an organization's name or details (options not given keep their value)."""
     if name is None and description is None and address is None and email is None and url is None:
         raise CliError("nothing to change: give --name, --description, --address, --email or --url", USAGE)
-    with _client(profile, base_url) as client:
+    with connection.client(profile, base_url) as client:
         org_id, entry = resolve_org(client, organization)
         current_name = name if name is not None else client.organizations.get(org_id).name
         client.organizations.update(organization_id=org_id, name=current_name, description=description,
@@ -129,7 +126,7 @@ def delete(organization: OrgArg, yes: YesOpt = False, profile: ProfileOpt = None
     """Delete an organization you own (its subscriptions are detached), or leave one shared with you."""
     if not yes and not output.stdin_is_tty():
         raise CliError("refusing to delete without confirmation: stdin is not a terminal; pass --yes", USAGE)
-    with _client(profile, base_url) as client:
+    with connection.client(profile, base_url) as client:
         org_id, entry = resolve_org(client, organization)
         label = named(org_id, entry)
         if not yes and not typer.confirm(f"Delete organization {label}?", default=False, err=True):

@@ -10,7 +10,7 @@ from ..options import BaseUrlOpt, JsonOpt, ProfileOpt, QuietOpt
 from ..output import Output, message, progress
 
 if TYPE_CHECKING:
-    from wasdi_sdk import WasdiClient
+    pass
 
 app = typer.Typer(name="processes", help="Processes: list, show, stop and wait for them.", no_args_is_help=True)
 
@@ -43,9 +43,6 @@ SHOW_FIELDS = (
 )
 
 
-def _client(profile: str | None, base_url: str | None) -> "WasdiClient":
-    return connection.connect(connection.resolve(profile, base_url))
-
 
 @app.command("list")
 def list_(
@@ -56,7 +53,7 @@ def list_(
 ) -> None:
     """Processes of a workspace, or all of yours; newest first."""
     out = Output(json_output=json, quiet=quiet)
-    with _client(profile, base_url) as client:
+    with connection.client(profile, base_url) as client:
         if workspace:
             found = client.processes.list_by_workspace(workspace, status=status, startindex=0 if limit else None,
                                                        endindex=limit)
@@ -76,7 +73,7 @@ def show(process: ProcessArg, profile: ProfileOpt = None, base_url: BaseUrlOpt =
     from wasdi_sdk import EmptyResultError
 
     out = Output(json_output=json, quiet=quiet)
-    with _client(profile, base_url) as client:
+    with connection.client(profile, base_url) as client:
         try:
             details = client.processes.get(process)
         except EmptyResultError as e:
@@ -91,7 +88,7 @@ def stop(
     profile: ProfileOpt = None, base_url: BaseUrlOpt = None,
 ) -> None:
     """Stop a queued or running process (and its children)."""
-    with _client(profile, base_url) as client:
+    with connection.client(profile, base_url) as client:
         client.processes.stop(process, tree_kill=not only_this)
         status = client.processes.get_status(process)
     message(f"Process {process} is {status}")
@@ -108,7 +105,7 @@ def wait(
     from wasdi_sdk import EmptyResultError, ProcessFailedError, ProcessTimeoutError
 
     out = Output(json_output=json, quiet=quiet)
-    with _client(profile, base_url) as client, progress(f"Waiting for {process}", total=100) as advance:
+    with connection.client(profile, base_url) as client, progress(f"Waiting for {process}", total=100) as advance:
         done = [0]
 
         def update(state: object) -> None:
@@ -143,7 +140,7 @@ def logs(
     from wasdi_sdk import EmptyResultError
     from wasdi_sdk.helpers import FINAL_STATES
 
-    with _client(profile, base_url) as client:
+    with connection.client(profile, base_url) as client:
         try:
             client.processors.count_logs(process)  # the listing answers [] for an unknown process too
         except EmptyResultError as e:

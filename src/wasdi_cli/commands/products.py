@@ -12,7 +12,7 @@ from ..output import Output, message, progress
 from .workspaces import resolve_workspace
 
 if TYPE_CHECKING:
-    from wasdi_sdk import WasdiClient
+    pass
 
 app = typer.Typer(name="products", help="Products of a workspace: list, show, upload, download, delete.",
                   no_args_is_help=True)
@@ -54,9 +54,6 @@ SHOW_FIELDS = (
 )
 
 
-def _client(profile: str | None, base_url: str | None) -> "WasdiClient":
-    return connection.connect(connection.resolve(profile, base_url))
-
 
 def wait_bar(description: str) -> Any:
     """A 0-100 bar fed by process states (``on_update`` of the SDK's waits)."""
@@ -79,7 +76,7 @@ def list_(workspace: WorkspaceOpt, profile: ProfileOpt = None, base_url: BaseUrl
           quiet: QuietOpt = False) -> None:
     """Products of a workspace (file, friendly name, bands, style, footprint)."""
     out = Output(json_output=json, quiet=quiet)
-    with _client(profile, base_url) as client:
+    with connection.client(profile, base_url) as client:
         workspace_id, _ = resolve_workspace(client, workspace)
         products = client.products.list(workspace_id)
     out.items(products, LIST_COLUMNS, id_of=lambda p: p.file_name, empty="No products.")
@@ -92,7 +89,7 @@ def show(product: ProductArg, workspace: WorkspaceOpt, profile: ProfileOpt = Non
     from wasdi_sdk import EmptyResultError
 
     out = Output(json_output=json, quiet=quiet)
-    with _client(profile, base_url) as client:
+    with connection.client(profile, base_url) as client:
         workspace_id, _ = resolve_workspace(client, workspace)
         try:
             details = client.products.get(product, workspace_id)
@@ -121,7 +118,7 @@ def upload(
 
     file_name = name or path.name
     size = path.stat().st_size
-    with _client(profile, base_url) as client:
+    with connection.client(profile, base_url) as client:
         workspace_id, _ = resolve_workspace(client, workspace)
         if not wait:
             with progress(f"Uploading {file_name}", total=size) as advance:
@@ -155,7 +152,7 @@ def download(
 ) -> None:
     """Download a workspace file (streamed; written atomically); prints the path written on stdout."""
     target = to if to is not None else Path.cwd()
-    with _client(profile, base_url) as client:
+    with connection.client(profile, base_url) as client:
         workspace_id, _ = resolve_workspace(client, workspace)
         size: int | None = None
         try:
@@ -182,7 +179,7 @@ def delete(
     """Delete products from a workspace (with their files and map layers unless kept)."""
     if not yes and not output.stdin_is_tty():
         raise CliError("refusing to delete without confirmation: stdin is not a terminal; pass --yes", USAGE)
-    with _client(profile, base_url) as client:
+    with connection.client(profile, base_url) as client:
         workspace_id, _ = resolve_workspace(client, workspace)
         if not yes:
             what = ", ".join(products)

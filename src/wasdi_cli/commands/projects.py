@@ -40,9 +40,6 @@ SHOW_FIELDS = (
 )
 
 
-def _client(profile: str | None, base_url: str | None) -> "WasdiClient":
-    return connection.connect(connection.resolve(profile, base_url))
-
 
 def resolve_project(client: "WasdiClient", id_or_name: str) -> tuple[str, "ProjectListViewModel | None"]:
     """The project ``id_or_name`` identifies or names among yours.
@@ -69,7 +66,7 @@ def list_(
 ) -> None:
     """Projects of your subscriptions (or of one subscription)."""
     out = Output(json_output=json, quiet=quiet)
-    with _client(profile, base_url) as client:
+    with connection.client(profile, base_url) as client:
         if subscription is not None:
             subscription_id, _ = resolve_subscription(client, subscription)
             projects = client.projects.list_by_subscription(subscription_id)
@@ -83,7 +80,7 @@ def show(project: ProjectArg, profile: ProfileOpt = None, base_url: BaseUrlOpt =
          quiet: QuietOpt = False) -> None:
     """Details of one project."""
     out = Output(json_output=json, quiet=quiet)
-    with _client(profile, base_url) as client:
+    with connection.client(profile, base_url) as client:
         project_id, _ = resolve_project(client, project)
         details = client.projects.get(project_id)
     out.item(details, SHOW_FIELDS, id_of=lambda p: p.project_id)
@@ -104,7 +101,7 @@ def create(
         raise CliError("NAME must not be empty", USAGE)
     if not subscription:
         raise CliError("give the subscription with --subscription", USAGE)
-    with _client(profile, base_url) as client:
+    with connection.client(profile, base_url) as client:
         subscription_id, _ = resolve_subscription(client, subscription)
         created = client.projects.create(subscription_id=subscription_id, name=name, description=description,
                                          active_project=True if activate else None)
@@ -127,7 +124,7 @@ def update(
     """Change a project (options not given keep their value)."""
     if name is None and description is None and active is None:
         raise CliError("nothing to change: give --name, --description, --activate or --deactivate", USAGE)
-    with _client(profile, base_url) as client:
+    with connection.client(profile, base_url) as client:
         project_id, entry = resolve_project(client, project)
         client.projects.update(project_id=project_id, name=name, description=description, active_project=active)
     message(f"Updated project {named(project_id, entry)}")
@@ -146,7 +143,7 @@ def activate(
     """Make a project (and its subscription) the active one, or clear it with --clear."""
     if (project is None) == (not clear):
         raise CliError("give a project, or --clear (not both)", USAGE)
-    with _client(profile, base_url) as client:
+    with connection.client(profile, base_url) as client:
         if clear:
             client.projects.set_active(target=user)
             message("Cleared the active project")
@@ -162,7 +159,7 @@ def delete(project: ProjectArg, yes: YesOpt = False, profile: ProfileOpt = None,
     """Delete a project."""
     if not yes and not output.stdin_is_tty():
         raise CliError("refusing to delete without confirmation: stdin is not a terminal; pass --yes", USAGE)
-    with _client(profile, base_url) as client:
+    with connection.client(profile, base_url) as client:
         project_id, entry = resolve_project(client, project)
         label = named(project_id, entry)
         if not yes and not typer.confirm(f"Delete project {label}?", default=False, err=True):

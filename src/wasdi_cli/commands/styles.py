@@ -49,9 +49,6 @@ SHOW_FIELDS = (
 
 
 
-def _client(profile: str | None, base_url: str | None) -> "WasdiClient":
-    return connection.connect(connection.resolve(profile, base_url))
-
 
 def resolve_style(client: "WasdiClient", id_or_name: str) -> tuple[str, "StyleViewModel | None"]:
     """The style ``id_or_name`` identifies or names (style names are unique, ignoring case)."""
@@ -68,7 +65,7 @@ def list_(profile: ProfileOpt = None, base_url: BaseUrlOpt = None, json: JsonOpt
     from wasdi_sdk import EmptyResultError
 
     out = Output(json_output=json, quiet=quiet)
-    with _client(profile, base_url) as client:
+    with connection.client(profile, base_url) as client:
         try:
             styles = client.styles.list()
         except EmptyResultError as e:
@@ -87,7 +84,7 @@ def show(
 ) -> None:
     """Details of one style, or its SLD with --xml."""
     out = Output(json_output=json, quiet=quiet)
-    with _client(profile, base_url) as client:
+    with connection.client(profile, base_url) as client:
         style_id, entry = resolve_style(client, style)
         if xml:
             out.value(client.styles.get_xml(style_id).rstrip("\n"))
@@ -110,7 +107,8 @@ def upload(
 ) -> None:
     """Create a style from an SLD file; prints its id on stdout."""
     style_name = name or file.stem
-    with _client(profile, base_url) as client, progress(f"Uploading {file.name}", file.stat().st_size) as advance:
+    with (connection.client(profile, base_url) as client,
+          progress(f"Uploading {file.name}", file.stat().st_size) as advance):
         result = client.styles.upload(file, name=style_name, description=description, public=public,
                                       on_progress=advance)
     if result.string_value:
@@ -133,7 +131,7 @@ def update(
 
     if file is None and description is None and public is None:
         raise CliError("nothing to change: give --file, --description or --public/--private", USAGE)
-    with _client(profile, base_url) as client:
+    with connection.client(profile, base_url) as client:
         style_id, entry = resolve_style(client, style)
         label = named(style_id, entry)
         if file is not None:
@@ -161,7 +159,7 @@ def download(
     """Download a style's SLD file."""
     from wasdi_sdk import NoContentError
 
-    with _client(profile, base_url) as client:
+    with connection.client(profile, base_url) as client:
         style_id, entry = resolve_style(client, style)
         try:
             if out == "-":
@@ -184,7 +182,7 @@ def delete(style: StyleArg, yes: YesOpt = False, profile: ProfileOpt = None, bas
     """Delete a style you own (or stop having one shared with you)."""
     if not yes and not output.stdin_is_tty():
         raise CliError("refusing to delete without confirmation: stdin is not a terminal; pass --yes", USAGE)
-    with _client(profile, base_url) as client:
+    with connection.client(profile, base_url) as client:
         style_id, entry = resolve_style(client, style)
         label = named(style_id, entry)
         leaving = bool(entry is not None and entry.shared_with_me)

@@ -85,9 +85,6 @@ class SortBy(enum.StrEnum):
     subscriptionId = "subscriptionId"
 
 
-def _client(profile: str | None, base_url: str | None) -> "WasdiClient":
-    return connection.connect(connection.resolve(profile, base_url))
-
 
 def resolve_subscription(client: "WasdiClient", id_or_name: str) -> tuple[str, "SubscriptionListViewModel | None"]:
     """The subscription ``id_or_name`` identifies or names among yours (an admin may give any id)."""
@@ -117,7 +114,7 @@ def list_(
     out = Output(json_output=json, quiet=quiet)
     if not all_ and (user or name or status or desc or offset or limit != 10 or sort is not SortBy.name):
         raise CliError("--user, --name, --status, --sort, --desc, --offset and --limit need --all", USAGE)
-    with _client(profile, base_url) as client:
+    with connection.client(profile, base_url) as client:
         if all_:
             found = client.subscriptions.list_all(userfilter=user, namefilter=name,
                                                   statusfilter=status.value if status else None, offset=offset,
@@ -132,7 +129,7 @@ def show(subscription: SubscriptionArg, profile: ProfileOpt = None, base_url: Ba
          json: JsonOpt = False, quiet: QuietOpt = False) -> None:
     """Details of one subscription."""
     out = Output(json_output=json, quiet=quiet)
-    with _client(profile, base_url) as client:
+    with connection.client(profile, base_url) as client:
         subscription_id, _ = resolve_subscription(client, subscription)
         details = client.subscriptions.get(subscription_id)
     out.item(details, SHOW_FIELDS, id_of=lambda s: s.subscription_id)
@@ -143,7 +140,7 @@ def types(profile: ProfileOpt = None, base_url: BaseUrlOpt = None, json: JsonOpt
           quiet: QuietOpt = False) -> None:
     """The subscription types on sale."""
     out = Output(json_output=json, quiet=quiet)
-    with _client(profile, base_url) as client:
+    with connection.client(profile, base_url) as client:
         found = client.subscriptions.list_types()
     out.items(found, TYPE_COLUMNS, id_of=lambda t: t.type_id, empty="No subscription types.")
 
@@ -166,7 +163,7 @@ def create(
     """Create a subscription (unpaid; see `buy`) and its default project; prints its id on stdout."""
     if not type_id.strip():
         raise CliError("TYPE must not be empty", USAGE)
-    with _client(profile, base_url) as client:
+    with connection.client(profile, base_url) as client:
         created = client.subscriptions.create(type_id=type_id, name=name, description=description, start_date=start,
                                               end_date=end, duration_days=days, organization_id=org or None,
                                               user_id=user, buy_success=True if paid else None)
@@ -193,7 +190,7 @@ def update(
     """Change a subscription (options not given keep their value)."""
     if all(v is None for v in (name, description, type_id, start, end, days, org, paid)):
         raise CliError("nothing to change: give at least one option", USAGE)
-    with _client(profile, base_url) as client:
+    with connection.client(profile, base_url) as client:
         subscription_id, entry = resolve_subscription(client, subscription)
         client.subscriptions.update(subscription_id=subscription_id, name=name, description=description,
                                     type_id=type_id, start_date=start, end_date=end, duration_days=days,
@@ -207,7 +204,7 @@ def delete(subscription: SubscriptionArg, yes: YesOpt = False, profile: ProfileO
     """Delete a subscription you own with its projects (or drop your sharing of one)."""
     if not yes and not output.stdin_is_tty():
         raise CliError("refusing to delete without confirmation: stdin is not a terminal; pass --yes", USAGE)
-    with _client(profile, base_url) as client:
+    with connection.client(profile, base_url) as client:
         subscription_id, entry = resolve_subscription(client, subscription)
         label = named(subscription_id, entry)
         if not yes and not typer.confirm(f"Delete subscription {label} and its projects?", default=False, err=True):
@@ -230,7 +227,7 @@ def buy(
     base_url: BaseUrlOpt = None,
 ) -> None:
     """Print the checkout URL to pay for a subscription (open it in a browser)."""
-    with _client(profile, base_url) as client:
+    with connection.client(profile, base_url) as client:
         subscription_id, entry = resolve_subscription(client, subscription)
         url = client.subscriptions.payment_url(subscription_id, payprov=provider, workspace=workspace).message
     if not url:

@@ -48,9 +48,6 @@ SHOW_FIELDS = (
 
 
 
-def _client(profile: str | None, base_url: str | None) -> "WasdiClient":
-    return connection.connect(connection.resolve(profile, base_url))
-
 
 def resolve_workspace(client: "WasdiClient", id_or_name: str) -> tuple[str, "WorkspaceListInfoViewModel | None"]:
     """The workspace ``id_or_name`` identifies or names among yours; anything else is passed on as an id
@@ -66,7 +63,7 @@ def list_(profile: ProfileOpt = None, base_url: BaseUrlOpt = None, json: JsonOpt
           quiet: QuietOpt = False) -> None:
     """Workspaces you own or that are shared with you."""
     out = Output(json_output=json, quiet=quiet)
-    with _client(profile, base_url) as client:
+    with connection.client(profile, base_url) as client:
         workspaces = connection.confirm_session_if_empty(client, client.workspaces.list())
     out.items(workspaces, LIST_COLUMNS, id_of=lambda w: w.workspace_id, empty="No workspaces.")
 
@@ -82,7 +79,7 @@ def create(
     """Create a workspace; prints its id on stdout."""
     from wasdi_sdk import EmptyResultError
 
-    with _client(profile, base_url) as client:
+    with connection.client(profile, base_url) as client:
         try:
             result = client.workspaces.create(name=name, node=node)
         except EmptyResultError as e:
@@ -101,7 +98,7 @@ def show(workspace: WorkspaceArg, profile: ProfileOpt = None, base_url: BaseUrlO
     from wasdi_sdk import EmptyResultError
 
     out = Output(json_output=json, quiet=quiet)
-    with _client(profile, base_url) as client:
+    with connection.client(profile, base_url) as client:
         workspace_id, _ = resolve_workspace(client, workspace)
         try:
             details = client.workspaces.get(workspace_id)
@@ -121,7 +118,7 @@ def rename(
     """Give a workspace a new name."""
     from wasdi_sdk import EmptyResultError
 
-    with _client(profile, base_url) as client:
+    with connection.client(profile, base_url) as client:
         workspace_id, entry = resolve_workspace(client, workspace)
         try:
             updated = client.workspaces.rename(workspace_id, new_name)
