@@ -25,8 +25,9 @@ BIG = 50 * 1024 * 1024
 @pytest.fixture
 def served(server: Server) -> Iterator[str]:
     """The test server's app on a real socket; its base URL."""
+    # poll() instead of select(): closing the socket from this thread must not break the loop's wait
     httpd = waitress.create_server(server.app, host="127.0.0.1", port=0, threads=4,
-                                   max_request_body_size=1024**3)
+                                   max_request_body_size=1024**3, asyncore_use_poll=True)
     thread = threading.Thread(target=httpd.run, daemon=True)
     thread.start()
     try:
