@@ -109,5 +109,23 @@ def carol(server: Server) -> Person:
 
 
 @pytest.fixture
+def writer(server: Server) -> Person:
+    """A user the permission-matrix tests give write rights to."""
+    return server.add_user("writer@example.org")
+
+
+@pytest.fixture
+def reader(server: Server) -> Person:
+    """A user the permission-matrix tests give read rights to."""
+    return server.add_user("reader@example.org")
+
+
+@pytest.fixture
+def stranger(server: Server) -> Person:
+    """A user with no rights on anything."""
+    return server.add_user("stranger@example.org")
+
+
+@pytest.fixture
 def admin(server: Server) -> Person:
     return server.add_user("root@example.org", admin=True)

@@ -66,21 +66,6 @@ def staging_is_empty(server: Server) -> bool:
 
 # -- people and objects ---------------------------------------------------------------------------------
 @pytest.fixture
-def writer(server: Server) -> Person:
-    return server.add_user("writer@example.org")
-
-
-@pytest.fixture
-def reader(server: Server) -> Person:
-    return server.add_user("reader@example.org")
-
-
-@pytest.fixture
-def stranger(server: Server) -> Person:
-    return server.add_user("stranger@example.org")
-
-
-@pytest.fixture
 def processor(server: Server, alice: Person, writer: Person, reader: Person) -> dict[str, Any]:
     doc = server.services.store.collection("processors").insert(
         {"processorId": "proc-1", "name": "hellowasdi", "userId": alice.user_id, "isPublic": 0, "logo": ""})

@@ -132,6 +132,22 @@ def test_slots_limit_concurrency_and_ready_goes_first(tmp_path, gate) -> None:
         s.close()
 
 
+def test_an_idle_launcher_does_not_rescan_the_queue(server: Server, alice: Person, monkeypatch) -> None:
+    launcher = server.services.launcher
+    launcher.stop()
+    scans = []
+    real = server.services.processes.active_on_node
+    monkeypatch.setattr(server.services.processes, "active_on_node", lambda: scans.append(1) or real())
+    launcher.cycle()
+    settled = len(scans)
+    launcher.cycle()
+    launcher.cycle()
+    assert len(scans) == settled  # nothing changed: no scan
+    queue(server, alice, new_workspace(server, alice), "QUICK")
+    launcher.cycle()
+    assert len(scans) == settled + 1  # new work: the queue is read again
+
+
 def test_running_time_is_accounted(server: Server, alice: Person, gate) -> None:
     release = gate("TESTOP")
     ws = new_workspace(server, alice)

@@ -137,21 +137,6 @@ def sharings(server: Server) -> list[dict[str, Any]]:
 
 
 @pytest.fixture
-def writer(server: Server) -> Person:
-    return server.add_user("writer@example.org")
-
-
-@pytest.fixture
-def reader(server: Server) -> Person:
-    return server.add_user("reader@example.org")
-
-
-@pytest.fixture
-def stranger(server: Server) -> Person:
-    return server.add_user("stranger@example.org")
-
-
-@pytest.fixture
 def people(alice: Person, writer: Person, reader: Person, stranger: Person, admin: Person) -> dict[str, Person]:
     return {"owner": alice, "writer": writer, "reader": reader, "stranger": stranger, "admin": admin}
 

@@ -38,6 +38,9 @@ class Launcher:
         self._thread: threading.Thread | None = None
         self._running: dict[str, tuple[threading.Thread, OperationContext]] = {}
         self._lock = threading.Lock()
+        self._settled_version = -1
+        """The process collection's version when a cycle last found nothing to start: until it changes,
+        no slot was freed and no work arrived, so the next cycle can skip the scan."""
 
     # -- lifecycle -------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -96,6 +99,9 @@ class Launcher:
     def cycle(self) -> None:
         """Fill the free slots: READY records first, then CREATED ones, oldest first."""
         processes = self.services.processes
+        version = processes.processes.version
+        if version == self._settled_version:
+            return
         active = processes.active_on_node()
         free = self.workers - sum(1 for r in active if r["status"] == RUNNING)
         oldest = sorted(active, key=lambda r: float(r.get("operationTimestamp") or 0))
@@ -111,6 +117,8 @@ class Launcher:
                 continue
             self._start(started)
             free -= 1
+        if processes.processes.version == version:
+            self._settled_version = version
 
     def _start(self, record: dict[str, Any]) -> None:
         ctx = OperationContext(record, self.services)
