@@ -102,6 +102,9 @@ class Settings:
     """Largest request body the server accepts (product uploads)."""
     import_roots: list[str] = field(default_factory=list)
     """Folders ``file://`` imports may read (besides ``<data_dir>/imports``); env: paths joined by ``:``."""
+    import_allowed_hosts: list[str] = field(default_factory=list)
+    """Hosts (names, addresses or networks like ``10.0.0.0/24``) that http(s) imports may reach although
+    they are loopback, private or link-local; everything else non-public is refused.  Env: comma separated."""
     import_timeout_seconds: float = 60.0
     """Connect/read timeout of http(s) imports (DOWNLOAD operations)."""
     map_server: str = "local"

@@ -56,6 +56,8 @@ def server_env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("WASDI_SERVER_")}
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(SRC), env.get("PYTHONPATH", "")) if p)
     env["PYTHONUNBUFFERED"] = "1"
+    # The tests' own web servers listen on loopback, which imports refuse unless an operator allows it.
+    env["WASDI_SERVER_IMPORT_ALLOWED_HOSTS"] = "127.0.0.1"
     return env
 
 

@@ -37,8 +37,9 @@ def ws(server: Server, alice: Person) -> str:
 
 
 @pytest.fixture
-def web(tmp_path: Path) -> Iterator[tuple[str, Path]]:
-    """A plain HTTP server on 127.0.0.1 serving a folder: (base URL, folder)."""
+def web(tmp_path: Path, server: Server) -> Iterator[tuple[str, Path]]:
+    """A plain HTTP server on 127.0.0.1 serving a folder: (base URL, folder); the server may import from it."""
+    server.services.settings.import_allowed_hosts = ["127.0.0.1"]
     root = tmp_path / "web"
     root.mkdir()
 
@@ -397,6 +398,7 @@ def test_stopping_an_import_leaves_no_partial_file(server: Server, alice: Person
 
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Slow)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    server.services.settings.import_allowed_hosts = ["127.0.0.1"]
     try:
         url = f"http://127.0.0.1:{httpd.server_address[1]}/slow.bin"
         r = server.post("/filebuffer/download", alice, json=import_body(ws, url))

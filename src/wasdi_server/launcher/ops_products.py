@@ -5,9 +5,10 @@ product's ProductViewModel as payload (INGEST, DOWNLOAD, SHARE), the PublishBand
 (PUBLISHBAND) or null (DELETE).  Failures raise ``OperationFailed``; the launcher then records ERROR and
 sends the same code with ``KO`` and the message.
 
-DOWNLOAD fetches ``fileUrl``: ``http``/``https`` streamed with httpx (redirects followed, a non-200 answer
-fails), ``file://`` copied from an allowed folder; both into a hidden partial file in the workspace folder
-that is renamed into place only when complete.  Progress goes to ``progressPerc`` (0-95 while
+DOWNLOAD fetches ``fileUrl``: ``http``/``https`` streamed with httpx through the outbound guard
+(``providers/outbound.py``: no loopback or private addresses unless allowed, redirects judged hop by hop;
+a non-200 answer fails), ``file://`` copied from an allowed folder; both into a hidden partial file in the
+workspace folder that is renamed into place only when complete.  Progress goes to ``progressPerc`` (0-95 while
 transferring, at most one update a second), and the file size to ``fileSize``.
 """
 
@@ -24,6 +25,7 @@ from typing import Any
 
 from ..errors import DomainError
 from ..providers.mapserver import MapServerError
+from ..providers.outbound import OutboundPolicy, OutboundRefused, open_stream, redact
 from ..services.messages import OK
 from ..services.products import CHUNK
 from .operations import OperationContext, OperationFailed, operation
@@ -141,12 +143,14 @@ def _copy_local(ctx: OperationContext, source: Path, partial: Path) -> int:
 def _fetch_http(ctx: OperationContext, url: str, partial: Path, timeout: float) -> int:
     import httpx
 
+    policy = OutboundPolicy.from_hosts(ctx.services.settings.import_allowed_hosts)
+    shown = redact(url)
     done = 0
     try:
-        with httpx.Client(timeout=httpx.Timeout(timeout), follow_redirects=True,
-                          headers={"User-Agent": USER_AGENT}) as client, client.stream("GET", url) as response:
+        with httpx.Client(timeout=httpx.Timeout(timeout), headers={"User-Agent": USER_AGENT}) as client, \
+                open_stream(client, url, policy) as response:
             if response.status_code != 200:
-                raise OperationFailed(f"the server of {url[:200]} answered {response.status_code}")
+                raise OperationFailed(f"the server of {shown} answered {response.status_code}")
             length = response.headers.get("content-length")
             progress = Progress(ctx, int(length) if length and length.isdigit() else None)
             with open(partial, "wb") as handle:
@@ -154,8 +158,13 @@ def _fetch_http(ctx: OperationContext, url: str, partial: Path, timeout: float) 
                     handle.write(chunk)
                     done += len(chunk)
                     progress(done)
+    except OutboundRefused as e:
+        raise OperationFailed(str(e)) from e
     except httpx.HTTPError as e:
-        raise OperationFailed(f"cannot fetch {url[:200]}: {e}") from e
+        detail = str(e)
+        if "://" in detail or "?" in detail:  # httpx may quote the URL, and a signed URL's query is a secret
+            detail = type(e).__name__
+        raise OperationFailed(f"cannot fetch {shown}: {detail}") from e
     return done
 
 

@@ -16,6 +16,7 @@ import logging
 import threading
 from typing import TYPE_CHECKING, Any
 
+from ..services.identity import now_ms
 from ..services.processes import CREATED, DONE, ERROR, READY, RUNNING, STOPPED, TERMINAL, WAITING
 from .operations import OPERATIONS, OperationContext, OperationFailed, OperationStopped, kill_group
 
@@ -150,6 +151,8 @@ class Launcher:
                 self._running.pop(ctx.process_id, None)
             if message:
                 processes.update(ctx.process_id, {"payload": message})
+                # The run log is where people look first for why a run failed.
+                self.services.process_logs.logs.append(ctx.process_id, message, now_ms())
             # The operation itself (or an application, or a stop) may already have set a final state.
             current = processes.get(ctx.process_id)
             if current is not None and current["status"] not in TERMINAL:
