@@ -163,6 +163,8 @@ def test_getcredits_formula(server: Server, alice: Person, bob: Person, carol: P
     assert credits(server, carol, app, box).json == 0.0  # any sharing
     assert credits(server, bob, app, {"other": 1}).status_code == 400
     assert credits(server, bob, app, {"AOI": "a,b,c,d"}).status_code == 400
+    assert credits(server, bob, app, {"AOI": "1e308,-1e308,-1e308,1e308"}).status_code == 400
+    assert credits(server, bob, app, {"AOI": "NaN,0,0,1"}).status_code == 400
     assert credits(server, bob, app, "not json").status_code == 400
     assert credits(server, bob, app, "").status_code == 400
     assert credits(server, None, app, box).status_code == 401
@@ -195,20 +197,24 @@ def test_authorize_run_deducts_area_credits_oldest_first(server: Server, alice: 
     with pytest.raises(Forbidden, match="Not enough credits"):
         payments.authorize_run(user(server, bob), app, params)
     assert packages.get("new")["creditsRemaining"] == pytest.approx(91.25)  # all or nothing
-    with pytest.raises(BadRequest, match="per square km"):
-        payments.authorize_run(user(server, bob), app, quote(json.dumps({"x": 1})))
+    for bad in (quote(json.dumps({"x": 1})), "not json", quote(json.dumps({"AOI": "1e308,-1e308,-1e308,1e308"}))):
+        with pytest.raises(BadRequest, match="per square km"):
+            payments.authorize_run(user(server, bob), app, bad)
     payments.authorize_run(user(server, alice), app, params)   # the owner pays nothing
     payments.authorize_run(user(server, admin), app, params)
     payments.authorize_run(user(server, bob), make_app(server, alice, "free", isPublic=1), "%7B%7D")
 
 
-def test_write_sharers_run_free_readers_pay(server: Server, alice: Person, writer: Person, reader: Person,
-                                            paid_app: dict[str, Any]) -> None:
+def test_sharers_run_free_strangers_pay(server: Server, alice: Person, writer: Person, reader: Person,
+                                       stranger: Person, paid_app: dict[str, Any]) -> None:
     share_app(server, alice, paid_app, writer, "write")
     share_app(server, alice, paid_app, reader, "read")
-    server.services.app_payments.authorize_run(user(server, writer), paid_app, "{}")
+    for who in (writer, reader):  # what isAppPurchased promised them
+        assert purchased(server, who, paid_app) is True
+        server.services.app_payments.authorize_run(user(server, who), paid_app, "{}")
+    assert purchased(server, stranger, paid_app) is False
     with pytest.raises(Forbidden):
-        server.services.app_payments.authorize_run(user(server, reader), paid_app, "{}")
+        server.services.app_payments.authorize_run(user(server, stranger), paid_app, "{}")
 
 
 def test_on_app_delete_and_user_delete(server: Server, alice: Person, bob: Person, paid_app: dict[str, Any]) -> None:

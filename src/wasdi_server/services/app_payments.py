@@ -7,7 +7,9 @@ buyDate, runDate, createdDate}`` (epoch ms; ``runDate`` ``None`` until a run con
 Rules (contract /processors payments and States table, gaps §9; where they are silent the choice is
 written here):
 - an app is priced on demand when ``ondemandPrice > 0`` and per area when ``squareKilometerPrice > 0``
-  (both: the area price applies); its owner, users with a ``write`` sharing and admins never pay;
+  (both: the area price applies); its owner, admins and every user it is shared with never pay: the
+  contract's ``isAppPurchased`` says a shared user "can run the priced app now", and ``getcredits``
+  charges them 0, so the run path agrees (the original charged ``read`` sharers at run time only);
 - ``addAppPayment``: ``paymentName``, ``processorId`` and ``buyDate`` (ISO text) are required (400);
   an unknown app is 404, one the caller cannot read 403, a free app 400; the payment is created
   unpaid and its id returned;
@@ -49,7 +51,7 @@ from ..store import Collection
 from .app_records import AppRecords, processor_resource
 from .identity import User, now_ms, valid_email
 from .processes import format_date
-from .sharing import WRITE, SharingService
+from .sharing import SharingService
 
 log = logging.getLogger("wasdi_server.app_payments")
 
@@ -126,7 +128,10 @@ def area_credits(price_per_km2: float, box: tuple[float, float, float, float]) -
     avg_lat = (north + south) / 2.0
     width = (east - west) * KM_PER_DEGREE * math.cos(avg_lat)  # degrees into a radians cosine: gaps §0.18
     height = (north - south) * KM_PER_DEGREE
-    value = Decimal(repr(price_per_km2 * abs(width * height)))
+    credits = price_per_km2 * abs(width * height)
+    if not math.isfinite(credits):
+        raise BadRequest("the area of interest is out of range")
+    value = Decimal(repr(credits))
     return float(value.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
 
 
@@ -148,8 +153,8 @@ class AppPaymentService:
 
     # -- who pays --------------------------------------------------------------------------------
     def pays_nothing(self, caller: User, doc: Mapping[str, Any]) -> bool:
-        """Owner, admin or a ``write`` sharing: never charged."""
-        return self.sharing.rights_of(caller, processor_resource(doc)) == WRITE
+        """Owner, admin or any sharing: never charged."""
+        return self.sharing.can_read(caller, processor_resource(doc))
 
     def unused_paid(self, caller: User, processor_id: str) -> list[dict[str, Any]]:
         docs = self.app_payments.find(lambda d: d.get("buySuccess") and not d.get("runDate"),
@@ -241,7 +246,7 @@ class AppPaymentService:
             raise NotFound("Invalid processor.")
         if float(app.get("ondemandPrice") or 0.0) <= 0:
             return True
-        if self.sharing.can_read(caller, processor_resource(app)):
+        if self.pays_nothing(caller, app):
             return True
         return bool(self.unused_paid(caller, str(app["processorId"])))
 
@@ -265,8 +270,8 @@ class AppPaymentService:
             raise ServerFailure("the app declares a price per square km but no area parameter")
         if not self.apps.can_read(caller, app):
             raise Forbidden(MSG_NO_ACCESS_RIGHTS)
-        if self.sharing.can_read(caller, processor_resource(app)):
-            return 0.0  # owner, admin and any sharing holder
+        if self.pays_nothing(caller, app):
+            return 0.0
         box = area_box(params, str(app["areaParameterName"]))
         if box is None:
             raise BadRequest("the parameters hold no area of interest")
@@ -302,11 +307,11 @@ class AppPaymentService:
     def _charge_credits(self, caller: User, app: Mapping[str, Any], price: float, encoded: str | None) -> None:
         try:
             box = area_box(decode_params(encoded), str(app.get("areaParameterName") or ""))
-        except BadRequest:
-            box = None
-        if box is None or not app.get("areaParameterName"):
-            raise BadRequest(AREA_PROBLEM)
-        cost = area_credits(price, box)
+            if box is None or not app.get("areaParameterName"):
+                raise BadRequest(AREA_PROBLEM)
+            cost = area_credits(price, box)
+        except BadRequest as e:
+            raise BadRequest(AREA_PROBLEM) from e
         with self.credit_packages.transaction():
             packages = [d for d in self.credit_packages.find(userId=caller.user_id) if d.get("buySuccess")]
             if not packages:
