@@ -103,9 +103,15 @@ class AppStoreService:
         self.categories_file = categories_file
 
     # -- shared pieces ---------------------------------------------------------------------------
-    def nickname(self, user_id: str) -> str:
+    def nickname(self, user_id: str, cache: dict[str, str] | None = None) -> str:
+        """The publisher's public nickname, else name, else id (``cache``: one lookup per user in a listing)."""
+        if cache is not None and user_id in cache:
+            return cache[user_id]
         doc = self.users.get(user_id)
-        return self.users.display_name(doc) if doc else user_id
+        name = self.users.display_name(doc) if doc else user_id
+        if cache is not None:
+            cache[user_id] = name
+        return name
 
     def categories(self) -> list[tuple[str, str]]:
         return load_categories(self.categories_file)
@@ -114,14 +120,15 @@ class AppStoreService:
         """Apps shown in the store that the caller can read."""
         return [d for d in self.apps.visible_to(caller) if d.get("showInStore")]
 
-    def deployed_view(self, caller: User, doc: Mapping[str, Any], *, no_timeout: int) -> dict[str, Any]:
+    def deployed_view(self, caller: User, doc: Mapping[str, Any], *, no_timeout: int,
+                      nicknames: dict[str, str] | None = None) -> dict[str, Any]:
         resource = processor_resource(doc)
         timeout = int(doc.get("minuteTimeout") if doc.get("minuteTimeout") is not None else -1)
         return {
             "processorId": doc["processorId"], "processorName": doc.get("name") or "",
             "processorVersion": doc.get("version") or "1", "processorDescription": doc.get("description") or "",
             "imgLink": placeholder_link(doc), "logo": doc.get("logo") or "", "publisher": doc.get("userId") or "",
-            "publisherNickName": self.nickname(str(doc.get("userId") or "")),
+            "publisherNickName": self.nickname(str(doc.get("userId") or ""), nicknames),
             "paramsSample": doc.get("paramsSample") or "", "isPublic": 1 if is_public(doc) else 0,
             "minuteTimeout": timeout if timeout > 0 else no_timeout, "type": doc.get("type") or "",
             "sharedWithMe": self.sharing.sharing(resource, caller.user_id) is not None,
@@ -132,7 +139,8 @@ class AppStoreService:
     # -- listing ---------------------------------------------------------------------------------
     def deployed(self, caller: User) -> list[dict[str, Any]]:
         docs = sorted(self.apps.visible_to(caller), key=lambda d: (str(d.get("name") or ""), d["processorId"]))
-        return [self.deployed_view(caller, d, no_timeout=0) for d in docs]
+        nicknames: dict[str, str] = {}
+        return [self.deployed_view(caller, d, no_timeout=0, nicknames=nicknames) for d in docs]
 
     def get(self, caller: User, processor_id: str | None, name: str | None) -> dict[str, Any]:
         doc = self.apps.get(processor_id) if processor_id else self.apps.by_name(name)
@@ -187,15 +195,19 @@ class AppStoreService:
         }
         rows.sort(key=lambda r: str(r[0].get("name") or ""))
         rows.sort(key=keys[order_by], reverse=direction == -1)
-        return [self.market_view(caller, *row) for row in rows[page * per_page:(page + 1) * per_page]]
+        nicknames: dict[str, str] = {}
+        return [self.market_view(caller, *row, nicknames=nicknames)
+                for row in rows[page * per_page:(page + 1) * per_page]]
 
-    def market_view(self, caller: User, doc: Mapping[str, Any], score: float, votes: int) -> dict[str, Any]:
+    def market_view(self, caller: User, doc: Mapping[str, Any], score: float, votes: int,
+                    nicknames: dict[str, str] | None = None) -> dict[str, Any]:
         resource = processor_resource(doc)
         return {
             "processorId": doc["processorId"], "processorName": doc.get("name") or "",
             "processorDescription": doc.get("description") or "", "imgLink": placeholder_link(doc),
-            "publisher": doc.get("userId") or "", "publisherNickName": self.nickname(str(doc.get("userId") or "")),
-            "score": score, "votes": votes, "friendlyName": doc.get("friendlyName") or doc.get("name") or "",
+            "publisher": doc.get("userId") or "",
+            "publisherNickName": self.nickname(str(doc.get("userId") or ""), nicknames), "score": score,
+            "votes": votes, "friendlyName": doc.get("friendlyName") or doc.get("name") or "",
             "price": float(doc.get("ondemandPrice") or 0.0),
             "squareKilometerPrice": float(doc.get("squareKilometerPrice") or 0.0),
             "isMine": doc.get("userId") == caller.user_id, "buyed": False, "logo": doc.get("logo") or "",
