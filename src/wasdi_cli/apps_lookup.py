@@ -27,6 +27,13 @@ def require_app(client: WasdiClient, value: str) -> DeployedProcessorViewModel:
     """As ``resolve_app``, and an unknown app is an error."""
     _, entry = resolve_app(client, value)
     if entry is None:
+        from wasdi_sdk import EmptyResultError
+
+        try:  # not in the user's list: the server may still know it by id (getprocessor)
+            entry = client.processors.get(processor_id=value)
+        except EmptyResultError:
+            entry = None
+    if entry is None or not entry.processor_id:
         raise CliError(f"no app '{value}' among yours, the public ones and those shared with you "
                        "(see `wasdi market list`)")
     return entry

@@ -116,3 +116,39 @@ def test_app_sharing(alice: Cli) -> None:
     assert "ndvi" in alice("market", "list", "-q").stdout
     assert run_apps(alice, "share", "remove", "ndvi", BOB).exit_code == 0
     assert run_apps(alice, "share", "list", "floods", "-q").stdout == ""
+
+
+def test_market_buy_publish_and_credits(alice: Cli, tmp_path: Path) -> None:
+    from urllib.parse import urlsplit
+
+    published = alice("market", "publish", "ndvi", "--title", "NDVI", "--price", "5", "--km-price", "0",
+                      "--category", "urban", "--hide")
+    assert published.exit_code == 0, published.output
+    stored = alice.app.services.store.collection("processors").find_one(name="ndvi")
+    assert (stored["friendlyName"], stored["ondemandPrice"], stored["categories"], stored["showInStore"]) == \
+        ("NDVI", 5.0, ["urban"], False)
+    assert alice("market", "publish", "ndvi").exit_code == 2
+    assert alice("market", "publish", "floods", "--price", "1").exit_code == 4  # bob's app: permission
+    alice.login(BOB, BOB_PASSWORD)
+    assert alice("market", "purchased", "ndvi").stdout == "false\n"
+    bought = alice("market", "buy", "ndvi", "--provider", "local")
+    assert bought.exit_code == 0, bought.output
+    url = bought.stdout.strip()
+    paid = alice.app  # pay on the local provider's checkout page, as a browser would
+    from falcon import testing
+
+    page = testing.TestClient(paid).simulate_post(urlsplit(url).path, body="action=pay",
+                                                   headers={"Content-Type": "application/x-www-form-urlencoded"})
+    checkout = page.headers["location"].rsplit("/", 1)[1]
+    assert alice("market", "confirm", checkout, "--provider", "local").exit_code == 0
+    assert alice("market", "confirm", "nope", "--provider", "local").exit_code == 1
+    assert alice("market", "purchased", "ndvi").stdout == "true\n"
+    payment_id = alice.app.services.store.collection("app_payments").all()[0]["appPaymentId"]
+    shown = json.loads(alice("market", "payment", payment_id, "--json").stdout)
+    assert shown["buySuccess"] is True and shown["userId"] == BOB
+    assert alice("market", "payment", "nope").exit_code == 1
+    store_app(alice, ALICE, "area", isPublic=1, squareKilometerPrice=1.0, areaParameterName="bbox")
+    params = tmp_path / "p.json"
+    params.write_text('{"AOI": "1,0,0,1"}')
+    assert alice("market", "credits", "area", "--params", str(params)).stdout == "10875.13\n"
+    assert alice("market", "credits", "area", "--params", "{bad").exit_code == 2

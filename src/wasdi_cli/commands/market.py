@@ -1,5 +1,6 @@
 """``wasdi market ...``: the app store (``client.processors`` market methods, ``client.processor_media``)."""
 
+import json as jsonlib
 from typing import Annotated
 
 import typer
@@ -8,7 +9,7 @@ from .. import connection
 from ..apps_lookup import AppArg, require_app
 from ..errors import USAGE, CliError
 from ..options import BaseUrlOpt, JsonOpt, ProfileOpt, QuietOpt
-from ..output import Output, epoch_ms
+from ..output import Output, epoch_ms, message
 
 app = typer.Typer(name="market", help="The app store: list and show apps, their categories and publishers.",
                   no_args_is_help=True)
@@ -108,3 +109,120 @@ def publishers(profile: ProfileOpt = None, base_url: BaseUrlOpt = None, json: Js
         found = client.processor_media.list_publishers()
     out.items(found, (("publisher", lambda p: p.publisher), ("nickname", lambda p: p.nick_name),
                       ("apps", lambda p: p.app_count)), id_of=lambda p: p.publisher, empty="No publishers.")
+
+
+PAYMENT_FIELDS = (
+    ("id", lambda p: p.app_payment_id),
+    ("name", lambda p: p.payment_name),
+    ("app", lambda p: p.processor_id),
+    ("buyer", lambda p: p.user_id),
+    ("paid", lambda p: p.buy_success),
+    ("bought", lambda p: p.buy_date),
+    ("used by a run", lambda p: p.run_date),
+)
+ProviderOpt = Annotated[str, typer.Option("--provider", help="Payment provider (stripe on the WASDI cloud, local "
+                                                             "on a self-hosted server).")]
+
+
+@app.command()
+def buy(app_ref: AppArg, provider: ProviderOpt = "stripe",
+        name: Annotated[str | None, typer.Option("--name", help="A name for this purchase.")] = None,
+        profile: ProfileOpt = None, base_url: BaseUrlOpt = None) -> None:
+    """Buy one run of an on-demand priced app: prints the checkout URL to open in a browser."""
+    from datetime import UTC, datetime
+
+    stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    with connection.client(profile, base_url) as client:
+        entry = require_app(client, app_ref)
+        payment = client.processors.add_app_payment(processor_id=entry.processor_id, buy_date=stamp,
+                                                    payment_name=name or f"{entry.processor_name} run")
+        url = client.processors.payment_url(processor=str(entry.processor_id), app_payment=str(payment.message),
+                                            payprov=provider)
+    Output().value(str(url.message))
+    message(f"Open the URL above to pay for a run of {entry.processor_name} (purchase {payment.message}); "
+            f"then `wasdi market purchased {entry.processor_name}` says true")
+
+
+@app.command()
+def purchased(app_ref: AppArg, profile: ProfileOpt = None, base_url: BaseUrlOpt = None) -> None:
+    """Whether you can run an app now (free, yours, shared with you, or a paid run not used yet)."""
+    with connection.client(profile, base_url) as client:
+        entry = require_app(client, app_ref)
+        answer = client.processors.is_app_purchased(str(entry.processor_id))
+    Output().value("true" if answer else "false")
+
+
+@app.command()
+def payment(payment_id: Annotated[str, typer.Argument(metavar="PAYMENT", help="App payment id.")],
+            profile: ProfileOpt = None, base_url: BaseUrlOpt = None, json: JsonOpt = False,
+            quiet: QuietOpt = False) -> None:
+    """One of your app purchases."""
+    out = Output(json_output=json, quiet=quiet)
+    with connection.client(profile, base_url) as client:
+        found = client.processors.get_app_payment(payment_id)
+    out.item(found, PAYMENT_FIELDS, id_of=lambda p: p.app_payment_id)
+
+
+@app.command()
+def confirm(checkout: Annotated[str, typer.Argument(metavar="CHECKOUT", help="Checkout session id.")],
+            provider: ProviderOpt = "stripe", profile: ProfileOpt = None, base_url: BaseUrlOpt = None) -> None:
+    """Check a checkout with its provider again and record the payment (the provider normally does it)."""
+    from wasdi_sdk import EmptyResultError
+
+    with connection.client(profile, base_url) as client:
+        try:
+            client.processors.confirm_payment(checkout, payprov=provider)
+        except EmptyResultError as e:
+            raise CliError(f"checkout {checkout} proves no payment with {provider}: pay first, or check the id") from e
+    message(f"Checkout {checkout} is paid")
+
+
+@app.command()
+def credits(app_ref: AppArg,
+            params: Annotated[str, typer.Option("--params", metavar="FILE|JSON", help="The run's parameters.")],
+            profile: ProfileOpt = None, base_url: BaseUrlOpt = None) -> None:
+    """Credits a run of an area-priced app with these parameters would cost you."""
+    from pathlib import Path
+
+    path = Path(params)
+    text = path.read_text(encoding="utf-8") if path.is_file() else params
+    try:
+        decoded = jsonlib.loads(text)
+    except ValueError as e:
+        raise CliError(f"--params is neither a JSON file nor JSON text: {e}", USAGE) from e
+    with connection.client(profile, base_url) as client:
+        entry = require_app(client, app_ref)
+        cost = client.processors.credits_for_run(decoded, processor_id=str(entry.processor_id))
+    Output().value(f"{cost:.2f}")
+
+
+@app.command()
+def publish(
+    app_ref: AppArg,
+    title: Annotated[str | None, typer.Option("--title", help="The name shown in the store.")] = None,
+    price: Annotated[float | None, typer.Option("--price", min=0, help="Price of one run (0: free).")] = None,
+    km_price: Annotated[float | None, typer.Option("--km-price", min=0, help="Credits per km² of the area of "
+                                                                             "interest (0: none).")] = None,
+    area_param: Annotated[str | None, typer.Option("--area-param", help="The parameter holding the area.")] = None,
+    category: Annotated[list[str] | None, typer.Option("--category", help="Category id (repeatable; replaces "
+                                                                          "the app's categories).")] = None,
+    show: Annotated[bool | None, typer.Option("--show/--hide", help="Show the app in the store, or not.")] = None,
+    link: Annotated[str | None, typer.Option("--link", help="A web page about the app.")] = None,
+    email: Annotated[str | None, typer.Option("--email", help="Contact e-mail.")] = None,
+    long_description: Annotated[str | None, typer.Option("--long-description", help="The store text.")] = None,
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+) -> None:
+    """Change an app's store page: title, prices, categories, visibility in the store."""
+    from wasdi_sdk.models import AppDetailViewModel
+
+    details = AppDetailViewModel(friendly_name=title, ondemand_price=price, square_kilometer_price=km_price,
+                                 area_parameter_name=area_param, categories=category, show_in_store=show, link=link,
+                                 email=email, long_description=long_description)
+    if not details.to_wire():
+        raise CliError("nothing to change: give --title, --price, --km-price, --area-param, --category, "
+                       "--show/--hide, --link, --email or --long-description", USAGE)
+    with connection.client(profile, base_url) as client:
+        entry = require_app(client, app_ref)
+        client.processors.update_details(details, processor_id=str(entry.processor_id))
+    message(f"Updated the store page of {entry.processor_name}")
