@@ -52,11 +52,11 @@ def store(server: Server) -> dict[str, dict[str, Any]]:
     server.services.users.users.update(bob.user_id, {"publicNickName": "Bobby"})
     apps = {
         "alpha": make_app(server, alice, "alpha", isPublic=1, showInStore=True, categories=["agriculture"],
-                          ondemandPrice=10.0, friendlyName="Zeta crops", uploadDate=3.0),
+                          ondemandPrice=10.0, friendlyName="Zeta crops", uploadDate=3.0, lastUpdate=3.0),
         "beta": make_app(server, bob, "beta", isPublic=1, showInStore=True, categories=["marine"],
-                         uploadDate=1.0),
+                         uploadDate=1.0, lastUpdate=1.0),
         "gamma": make_app(server, bob, "gamma", isPublic=1, showInStore=True, categories=["marine", "urban"],
-                          ondemandPrice=2.5, uploadDate=2.0),
+                          ondemandPrice=2.5, uploadDate=2.0, lastUpdate=2.0),
         "hidden": make_app(server, bob, "hidden", isPublic=1, showInStore=False),
         "private": make_app(server, bob, "private", showInStore=True),
     }
@@ -77,36 +77,40 @@ def market(server: Server, who: Person, **flt: Any) -> list[dict[str, Any]]:
 def test_market_list_filters_sorts_and_pages(server: Server) -> None:
     s = store(server)
     alice, bob = s["alice"], s["bob"]
-    assert names(market(server, alice)) == ["alpha", "beta", "gamma"]   # not hidden, not others' private
-    assert names(market(server, bob)) == ["alpha", "beta", "gamma", "private"]
-    row = market(server, alice)[0]
+    # By title (friendly name, else name); not hidden apps, not others' private ones.
+    assert names(market(server, alice)) == ["beta", "gamma", "alpha"]
+    assert names(market(server, bob)) == ["beta", "gamma", "private", "alpha"]
+    row = market(server, alice)[2]
     assert row == {"processorId": s["alpha"]["processorId"], "processorName": "alpha",
                    "processorDescription": "alpha app", "imgLink": "assets/img/placeholder/placeholder_3.jpg",
                    "publisher": alice.user_id, "publisherNickName": "Alice", "score": 5.0, "votes": 1,
                    "friendlyName": "Zeta crops", "price": 10.0, "squareKilometerPrice": 0.0, "isMine": True,
                    "buyed": False, "logo": "", "readOnly": False}
-    assert market(server, alice, name="")[2]["score"] == -1 and market(server, alice)[2]["votes"] == 0
+    assert market(server, alice, name="")[1]["score"] == -1 and market(server, alice)[1]["votes"] == 0
     assert names(market(server, alice, categories=["marine"])) == ["beta", "gamma"]
-    assert names(market(server, alice, categories=["urban", "agriculture"])) == ["alpha", "gamma"]
+    assert names(market(server, alice, categories=["urban", "agriculture"])) == ["gamma", "alpha"]
     assert names(market(server, alice, publishers=[bob.user_id])) == ["beta", "gamma"]
     assert names(market(server, alice, name="ZETA")) == ["alpha"]
     assert names(market(server, alice, name="amm")) == ["gamma"]
-    assert names(market(server, alice, score=3)) == ["alpha", "beta"]
-    assert names(market(server, alice, minPrice=1)) == ["alpha", "gamma"]
+    assert names(market(server, alice, score=3)) == ["beta", "alpha"]
+    assert names(market(server, alice, minPrice=1)) == ["gamma", "alpha"]
     assert names(market(server, alice, maxPrice=5)) == ["beta", "gamma"]
-    assert names(market(server, alice, minPrice=-1, maxPrice=-1)) == ["alpha", "beta", "gamma"]
+    assert names(market(server, alice, minPrice=-1, maxPrice=-1)) == ["beta", "gamma", "alpha"]
     assert names(market(server, alice, orderBy="price", orderDirection=-1)) == ["alpha", "gamma", "beta"]
     assert names(market(server, alice, orderBy="score")) == ["gamma", "beta", "alpha"]
     assert names(market(server, alice, orderBy="votes", orderDirection=-1)) == ["beta", "alpha", "gamma"]
-    assert names(market(server, alice, orderBy="date")) == ["beta", "gamma", "alpha"]
+    assert names(market(server, alice, orderBy="DATE")) == ["beta", "gamma", "alpha"]
     assert names(market(server, alice, orderBy="friendlyName")) == ["beta", "gamma", "alpha"]
-    assert names(market(server, alice, orderBy="name", orderDirection=-1)) == ["gamma", "beta", "alpha"]
-    assert names(market(server, alice, itemsPerPage=2, page=1)) == ["gamma"]
+    assert names(market(server, alice, orderBy="name", orderDirection=-1)) == ["alpha", "gamma", "beta"]
+    assert names(market(server, alice, itemsPerPage=2, page=1)) == ["alpha"]
     assert names(market(server, alice, itemsPerPage=2, page=5)) == []
+    # As the original server: an unknown order is by name, any other direction ascending, paging clamped.
+    assert names(market(server, alice, orderBy="rm -rf", orderDirection=7)) == ["beta", "gamma", "alpha"]
+    assert names(market(server, alice, page=-1, itemsPerPage=0)) == ["beta", "gamma", "alpha"]
+    assert len(market(server, alice, itemsPerPage=10**6)) == 3
 
 
-@pytest.mark.parametrize("body", [{"page": -1}, {"itemsPerPage": -2}, {"orderBy": "rm -rf"},
-                                  {"orderDirection": 7}, {"score": "high"}, {"categories": "x"}])
+@pytest.mark.parametrize("body", [{"score": "high"}, {"categories": "x"}, {"page": "first"}, {"name": ["a"]}])
 def test_market_list_bad_input_is_an_empty_list(server: Server, alice: Person, body: dict[str, Any]) -> None:
     make_app(server, alice, "alpha", isPublic=1, showInStore=True)
     r = server.post("/processors/getmarketlist", alice, json=body)

@@ -48,7 +48,7 @@ class ProcessorStoreMethods(APIResource):
 
         Pass an ``AppFilterViewModel`` or its members: ``categories`` (ids, any of), ``publishers``
         (user ids), ``name`` (part of the name), ``score`` (minimum average vote), ``min_price`` /
-        ``max_price`` (on-demand price; negative is no bound), ``order_by`` (``name``, ``friendlyName``,
+        ``max_price`` (on-demand price; negative is no bound), ``order_by`` (``name``: the title; ``friendlyName``,
         ``score``, ``votes``, ``price``, ``date``), ``order_direction`` (1 or -1), ``page`` and
         ``items_per_page``.  An empty list is a valid answer (also for a filter the server refuses).
         """

@@ -10,9 +10,10 @@ written here):
   admin); the market list filters by categories (any of them), publishers (user ids), name (part of
   the name or friendly name, any case), score (average vote at least this; apps without votes have
   -1), ``minPrice``/``maxPrice`` on the on-demand price (a negative or missing bound is no bound);
-  sorts by ``orderBy`` ``name`` (default), ``friendlyName``, ``score``, ``votes``, ``price`` or
-  ``date`` (publish date), ``orderDirection`` 1 ascending (default) or -1 descending; pages by
-  ``page`` (from 0) and ``itemsPerPage`` (default 12, at most 1000); negative paging is 400;
+  sorts by ``orderBy`` (any case) ``name`` (the friendly name, else the name: the default, also for a
+  value it does not know, as the original server), ``price``, ``date`` (last update), ``score`` or
+  ``votes``, ``orderDirection`` -1 descending, anything else ascending; pages by ``page`` (from 0;
+  negative is 0) and ``itemsPerPage`` (default 12, also for 0 or less; at most 1000);
 - the store page (``getmarketdetail``): 400 for an unknown app, 403 when the caller cannot read it;
   ``images`` are the gallery's links; ``purchased`` counts the runs of the app recorded here;
 - ``updatedetails`` (a web-client call outside the contract): write rights; prices are numbers of 0
@@ -58,7 +59,8 @@ BUILT_IN_CATEGORIES: tuple[tuple[str, str], ...] = (
 DEFAULT_ITEMS_PER_PAGE = 12
 MAX_ITEMS_PER_PAGE = 1000
 MAX_IMAGES = len(GALLERY_SLOTS)
-ORDER_FIELDS = frozenset({"name", "friendlyName", "score", "votes", "price", "date"})
+ORDER_ALIASES = {"name": "name", "friendlyname": "name", "score": "score", "votes": "votes", "price": "price",
+                 "date": "date"}
 TEXT_LIMITS = {"friendlyName": 200, "link": 1000, "email": 320, "longDescription": 20000,
                "areaParameterName": 200, "processorDescription": 4000}
 PRICE_FIELDS = {"ondemandPrice": "ondemandPrice", "squareKilometerPrice": "squareKilometerPrice",
@@ -149,18 +151,11 @@ class AppStoreService:
         return self.deployed_view(caller, doc, no_timeout=-1)
 
     def market_list(self, caller: User, flt: Mapping[str, Any]) -> list[dict[str, Any]]:
-        page = flt.get("page")
-        per_page = flt.get("itemsPerPage")
-        page = 0 if page is None else int(page)
-        per_page = DEFAULT_ITEMS_PER_PAGE if per_page is None else int(per_page)
-        if page < 0 or per_page < 0 or per_page > MAX_ITEMS_PER_PAGE:
-            raise BadRequest(f"page must be 0 or more and itemsPerPage from 0 to {MAX_ITEMS_PER_PAGE}")
-        order_by = flt.get("orderBy") or "name"
-        if order_by not in ORDER_FIELDS:
-            raise BadRequest(f"orderBy must be one of {', '.join(sorted(ORDER_FIELDS))}")
-        direction = flt.get("orderDirection")
-        if direction not in (None, 1, -1, 0):
-            raise BadRequest("orderDirection must be 1 (ascending) or -1 (descending)")
+        page = max(0, int(flt.get("page") or 0))
+        per_page = int(flt.get("itemsPerPage") or 0)
+        per_page = DEFAULT_ITEMS_PER_PAGE if per_page <= 0 else min(per_page, MAX_ITEMS_PER_PAGE)
+        order_by = ORDER_ALIASES.get(str(flt.get("orderBy") or "").lower(), "name")
+        descending = flt.get("orderDirection") == -1
         categories = set(flt.get("categories") or [])
         publishers = set(flt.get("publishers") or [])
         name = str(flt.get("name") or "").strip().lower()
@@ -187,14 +182,13 @@ class AppStoreService:
                 continue
             rows.append((doc, score, votes))
         keys = {
-            "name": lambda r: str(r[0].get("name") or ""),
-            "friendlyName": lambda r: str(r[0].get("friendlyName") or r[0].get("name") or "").lower(),
+            "name": lambda r: str(r[0].get("friendlyName") or r[0].get("name") or "").lower(),
             "score": lambda r: r[1], "votes": lambda r: r[2],
             "price": lambda r: float(r[0].get("ondemandPrice") or 0.0),
-            "date": lambda r: float(r[0].get("uploadDate") or 0.0),
+            "date": lambda r: float(r[0].get("lastUpdate") or 0.0),
         }
         rows.sort(key=lambda r: str(r[0].get("name") or ""))
-        rows.sort(key=keys[order_by], reverse=direction == -1)
+        rows.sort(key=keys[order_by], reverse=descending)
         nicknames: dict[str, str] = {}
         return [self.market_view(caller, *row, nicknames=nicknames)
                 for row in rows[page * per_page:(page + 1) * per_page]]
