@@ -14,11 +14,13 @@ from .commands import (
     credits,
     images,
     imports,
+    market,
     nodes,
     organizations,
     processes,
     products,
     projects,
+    reviews,
     search,
     server,
     styles,
@@ -49,6 +51,8 @@ app.add_typer(subscriptions.app, name="subscriptions")
 app.add_typer(projects.app, name="projects")
 app.add_typer(organizations.app, name="orgs")
 app.add_typer(products.app, name="products")
+app.add_typer(market.app, name="market")
+app.add_typer(reviews.app, name="reviews")
 app.add_typer(imports.app)  # wasdi import URL at the top level
 app.add_typer(search.app)  # wasdi search --platform ... at the top level
 

@@ -19,7 +19,9 @@ from .resources import (
     ImagesResource,
     NodesResource,
     OrganizationsResource,
+    ParamTemplatesResource,
     ProcessesResource,
+    ProcessorMediaResource,
     ProcessorsResource,
     ProductsResource,
     ProjectsResource,
@@ -52,8 +54,18 @@ class WasdiClient(BaseClient):
 
     @cached_property
     def processors(self) -> ProcessorsResource:
-        """/processors: so far the run logs of processes."""
+        """/processors: apps in the store, their sharing and payments, and the run logs of processes."""
         return ProcessorsResource(self)
+
+    @cached_property
+    def param_templates(self) -> ParamTemplatesResource:
+        """/processorParamTempl: reusable parameter templates of apps and their sharing."""
+        return ParamTemplatesResource(self)
+
+    @cached_property
+    def processor_media(self) -> ProcessorMediaResource:
+        """/processormedia: app-store categories and publishers, reviews and comments."""
+        return ProcessorMediaResource(self)
 
     @cached_property
     def processes(self) -> ProcessesResource:

@@ -87,6 +87,8 @@ class Settings:
     smtp: SmtpSettings = field(default_factory=SmtpSettings)
     missions_file: str = ""
     """JSON file of missions (``/auth/config``); empty: the built-in list."""
+    app_categories_file: str = ""
+    """JSON file of the app-store categories (a list of ``{"id", "category"}``); empty: the built-in list."""
     default_skin: str = "wasdi"
     skins: dict[str, dict[str, Any]] = field(default_factory=dict)
     max_json_body_bytes: int = 10 * 1024 * 1024

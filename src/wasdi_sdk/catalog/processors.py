@@ -100,6 +100,11 @@ ENDPOINTS = (
     Endpoint("processors.market_detail", "GET", "/processors/getmarketdetail", Style.STATUS, A,
              query=(qreq("processorname"),), response=model("AppDetailViewModel"),
              statuses=(200, 400, 401, 403, 500), summary="The store page of an app."),
+    Endpoint("processors.update_details", "POST", "/processors/updatedetails", Style.STATUS, A,
+             query=(_PROCESSOR,), body=json_body("AppDetailViewModel"), response=EMPTY, mutates=True,
+             statuses=(200, 400, 401, 403, 500), contract=False,
+             summary="Change an app's store page: pricing, categories, friendly name, links, store visibility "
+                     "(called by the web client; not in the contract)."),
     # Payments.
     Endpoint("processors.add_app_payment", "POST", "/processors/addAppPayment", Style.STATUS, A,
              body=json_body("AppPaymentViewModel"), response=SUCCESS, mutates=True,

@@ -7,7 +7,9 @@ from .files import FilesResource
 from .images import ImagesResource
 from .nodes import NodesResource
 from .organizations import OrganizationsResource
+from .param_templates import ParamTemplatesResource
 from .processes import ProcessesResource
+from .processor_media import ProcessorMediaResource
 from .processors import ProcessorsResource
 from .products import ProductsResource
 from .projects import ProjectsResource
@@ -25,7 +27,9 @@ RESOURCES: dict[str, type] = {
     "images": ImagesResource,
     "nodes": NodesResource,
     "organizations": OrganizationsResource,
+    "param_templates": ParamTemplatesResource,
     "processes": ProcessesResource,
+    "processor_media": ProcessorMediaResource,
     "processors": ProcessorsResource,
     "products": ProductsResource,
     "projects": ProjectsResource,
@@ -45,7 +49,9 @@ __all__ = [
     "ImagesResource",
     "NodesResource",
     "OrganizationsResource",
+    "ParamTemplatesResource",
     "ProcessesResource",
+    "ProcessorMediaResource",
     "ProcessorsResource",
     "ProductsResource",
     "ProjectsResource",

@@ -1,4 +1,4 @@
-"""``client.processors``: so far the run logs of processes (/processors/logs/...)."""
+"""``client.processors``: the run logs of processes (/processors/logs/...) and the store methods."""
 
 from __future__ import annotations
 
@@ -7,10 +7,11 @@ from typing import Unpack, cast
 
 from .._resource import APIResource, RequestOptions
 from ..models import ProcessorLogViewModel
+from .processor_store import ProcessorStoreMethods
 
 
-class ProcessorsResource(APIResource):
-    """/processors (the run-log endpoints)."""
+class ProcessorsResource(ProcessorStoreMethods, APIResource):
+    """/processors (the run-log endpoints; the store, sharing and payments in ``ProcessorStoreMethods``)."""
 
     def add_log(self, processworkspace: str, line: str, **options: Unpack[RequestOptions]) -> None:
         """Append one line to the log of a run (write access to the process needed)."""

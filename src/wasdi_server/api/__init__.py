@@ -1,6 +1,7 @@
 """HTTP resources, one module per group.  Importing this package registers every handler."""
 
 from . import (
+    app_store,
     auth,
     checkout,
     credits,
@@ -10,7 +11,9 @@ from . import (
     layers,
     nodes,
     organizations,
+    param_templates,
     processes,
+    processor_media,
     processors,
     products,
     projects,
@@ -22,6 +25,7 @@ from . import (
 )
 
 __all__ = [
+    "app_store",
     "auth",
     "checkout",
     "credits",
@@ -31,7 +35,9 @@ __all__ = [
     "layers",
     "nodes",
     "organizations",
+    "param_templates",
     "processes",
+    "processor_media",
     "processors",
     "products",
     "projects",

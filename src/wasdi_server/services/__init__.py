@@ -12,6 +12,9 @@ from ..providers.search import SearchProviders
 from ..settings import Settings
 from ..store import Store, open_store
 from ..store.logs import RunLogs
+from .app_payments import AppPaymentService
+from .app_records import AppRecords
+from .app_store import AppStoreService
 from .credits import CreditService
 from .identity import UserService
 from .images import ImageService
@@ -19,11 +22,13 @@ from .messages import MessageLog
 from .missions import MissionService
 from .nodes import NodeService
 from .organizations import OrganizationService
+from .param_templates import ParamTemplateService
 from .process_logs import ProcessLogService
 from .process_stats import ProcessStatistics
 from .processes import ProcessService
 from .products import ProductService
 from .projects import ProjectService
+from .reviews import ReviewService
 from .search import SearchService
 from .sessions import SessionService
 from .sharing import SharingService
@@ -52,6 +57,10 @@ COLLECTIONS: dict[str, str] = {
     "layers": "layerId",
     "styles": "styleId",
     "processors": "processorId",
+    "processor_parameter_templates": "templateId",
+    "reviews": "reviewId",
+    "review_comments": "commentId",
+    "app_payments": "appPaymentId",
 }
 
 
@@ -81,6 +90,10 @@ class Services:
     products: ProductService
     images: ImageService
     styles: StyleService
+    param_templates: ParamTemplateService
+    reviews: ReviewService
+    app_store: AppStoreService
+    app_payments: AppPaymentService
     search: SearchService = field(init=False)
     launcher: Launcher = field(init=False)
 
@@ -131,6 +144,12 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
     products = ProductService(c("products"), c("layers"), workspaces, processes, messages, subscriptions, missions,
                               map_server, settings)
     workspaces.delete_hooks.append(products.on_workspace_delete)
+    app_records = AppRecords(c("processors"), sharing)
+    reviews = ReviewService(c("reviews"), c("review_comments"), app_records)
+    app_store = AppStoreService(app_records, users, sharing, reviews, images, c("process_workspaces"),
+                                settings.app_categories_file)
+    app_payments = AppPaymentService(c("app_payments"), c("credit_packages"), app_records, sharing, payments)
+    param_templates = ParamTemplateService(c("processor_parameter_templates"), app_records, sharing)
     process_logs = ProcessLogService(RunLogs(settings.data_dir / "logs"), processes)
     workspaces.delete_hooks.append(process_logs.remove_for_workspace)
     services = Services(
@@ -147,6 +166,7 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
         processes=processes, process_logs=process_logs, products=products,
         process_stats=ProcessStatistics(processes, workspaces, c("subscriptions"), sharing, nodes, settings.node_code),
         images=images, styles=styles,
+        param_templates=param_templates, reviews=reviews, app_store=app_store, app_payments=app_payments,
     )
     services.search = SearchService(missions, SearchProviders.from_settings(settings))
     return services
