@@ -84,8 +84,15 @@ def test_operation_runs_to_done_with_progress_and_messages(server: Server, alice
     release.set()
     done = wait_status(server, pid, {"DONE"})
     assert done["progressPerc"] == 100 and done["payload"] == "finished" and done["operationEndTimestamp"]
-    codes = [m["payload"] for m in server.services.messages.for_workspace(ws) if m["messageCode"] == "UPDATEPROCESSES"]
-    assert f"{pid};RUNNING;0" in codes and f"{pid};RUNNING;10" in codes and f"{pid};DONE;100" in codes
+
+    def codes() -> list[str]:
+        return [m["payload"] for m in server.services.messages.for_workspace(ws) if m["messageCode"] == "UPDATEPROCESSES"]
+
+    # The broker message follows the status change, so it may land a moment after DONE is visible.
+    deadline = time.monotonic() + 10
+    while f"{pid};DONE;100" not in codes() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert f"{pid};RUNNING;0" in codes() and f"{pid};RUNNING;10" in codes() and f"{pid};DONE;100" in codes()
 
 
 def test_failures_become_error_with_a_ko_message(server: Server, alice: Person, monkeypatch) -> None:
