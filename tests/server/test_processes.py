@@ -86,7 +86,8 @@ def test_operation_runs_to_done_with_progress_and_messages(server: Server, alice
     assert done["progressPerc"] == 100 and done["payload"] == "finished" and done["operationEndTimestamp"]
 
     def codes() -> list[str]:
-        return [m["payload"] for m in server.services.messages.for_workspace(ws) if m["messageCode"] == "UPDATEPROCESSES"]
+        messages = server.services.messages.for_workspace(ws)
+        return [m["payload"] for m in messages if m["messageCode"] == "UPDATEPROCESSES"]
 
     # The broker message follows the status change, so it may land a moment after DONE is visible.
     deadline = time.monotonic() + 10
