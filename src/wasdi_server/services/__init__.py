@@ -15,6 +15,7 @@ from ..store.logs import RunLogs
 from .credits import CreditService
 from .identity import UserService
 from .images import ImageService
+from .maps import MapService
 from .messages import MessageLog
 from .missions import MissionService
 from .nodes import NodeService
@@ -83,6 +84,7 @@ class Services:
     styles: StyleService
     search: SearchService = field(init=False)
     launcher: Launcher = field(init=False)
+    maps: MapService = field(init=False)
 
     def __post_init__(self) -> None:
         self.launcher = Launcher(self, self.settings.launcher_workers, self.settings.launcher_poll_seconds)
@@ -126,7 +128,7 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
     missions = MissionService(sharing, settings.missions_file)
     processes = ProcessService(c("process_workspaces"), messages, workspaces, users, settings.node_code)
     map_server = make_map_server(settings.map_server, settings.data_dir, settings.styles_root,
-                                 settings.layer_max_pixels)
+                                 settings.layer_max_pixels, settings.map_cache_bytes)
     styles.publishers.append(map_server)
     products = ProductService(c("products"), c("layers"), workspaces, processes, messages, subscriptions, missions,
                               map_server, settings)
@@ -149,4 +151,5 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
         images=images, styles=styles,
     )
     services.search = SearchService(missions, SearchProviders.from_settings(settings))
+    services.maps = MapService(c("layers"), workspaces, styles, map_server)
     return services

@@ -657,7 +657,7 @@ class ProductService:
             raise NotFound(f"{file_name} has no band {band_name}")
         path = self.file_path(workspace, file_name)
         layer_id = band.get("layerId") or new_layer_id()
-        url = f"{base_url.rstrip('/')}/layers/{layer_id}.png"
+        url = f"{base_url.rstrip('/')}/wms"  # map clients ask it for tiles (WMS GetMap with layers=<layerId>)
         try:
             layer: PublishedLayer = self.map_server.publish(self.band_source(path, band),
                                                             int(band.get("bandIndex") or 1), layer_id, style, url)
