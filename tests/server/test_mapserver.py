@@ -145,7 +145,8 @@ def test_layer_images_are_served_to_readers_only(server: Server, alice: Person, 
     share(server, alice, ws, carol, "read")
     r = server.get("/filebuffer/publishband", alice, fileUrl="scene.tif", workspace=ws, band="red")
     wait_process(server, r.json["payload"])
-    payload = server.get("/filebuffer/publishband", alice, fileUrl="scene.tif", workspace=ws, band="red").json["payload"]
+    payload = server.get("/filebuffer/publishband", alice, fileUrl="scene.tif", workspace=ws,
+                         band="red").json["payload"]
     assert urlsplit(payload["geoserverUrl"]).path == "/wms"
     path = f"/layers/{payload['layerId']}.png"
     with http(server, alice) as client:

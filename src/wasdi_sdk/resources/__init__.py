@@ -5,6 +5,7 @@ from .credits import CreditsResource
 from .file_buffer import FileBufferResource
 from .files import FilesResource
 from .images import ImagesResource
+from .maps import MapsResource
 from .nodes import NodesResource
 from .organizations import OrganizationsResource
 from .processes import ProcessesResource
@@ -43,6 +44,7 @@ __all__ = [
     "FileBufferResource",
     "FilesResource",
     "ImagesResource",
+    "MapsResource",
     "NodesResource",
     "OrganizationsResource",
     "ProcessesResource",
