@@ -462,3 +462,18 @@ def test_deleting_with_deletelayer_removes_layer_overviews_and_tiles(server: Ser
     assert not (layers / layer_id).exists() and not (layers / f"{layer_id}.png").exists()
     assert tiles_of(server, layer_id) == [] and server.services.products.layers.get(layer_id) is None
     assert exception_code(wms(server, alice, **GOOD, layers=layer_id)) == "LayerNotDefined"
+
+
+def test_several_layers_are_drawn_over_each_other(server: Server, alice: Person, scene: tuple[str, str],
+                                                  tmp_path: Path) -> None:
+    _, layer_id = scene
+    sld = tmp_path / "half.sld"
+    sld.write_text(RAMP.format(kind="ramp", opacity="0.5"))
+    server.services.styles.create(server.services.users.active_user(alice.user_id), "half", None, False, sld)
+    request = {**GOOD, "transparent": "true", "bbox": "10.2,40.2,10.3,40.3", "width": "4", "height": "4"}
+    bottom = decode_png(wms(server, alice, **{**request, "layers": layer_id}).content).astype(float)
+    top = decode_png(wms(server, alice, **{**request, "layers": layer_id, "styles": "half"}).content).astype(float)
+    both = decode_png(wms(server, alice, **{**request, "layers": f"{layer_id},{layer_id}",
+                                            "styles": ",half"}).content)
+    expected = top[..., :3] * 0.5 + bottom[..., :3] * 0.5  # half-transparent colours over opaque grey
+    assert np.abs(both[..., :3] - expected).max() <= 1.5 and (both[..., 3] == 255).all()
