@@ -477,3 +477,21 @@ def test_several_layers_are_drawn_over_each_other(server: Server, alice: Person,
                                             "styles": ",half"}).content)
     expected = top[..., :3] * 0.5 + bottom[..., :3] * 0.5  # half-transparent colours over opaque grey
     assert np.abs(both[..., :3] - expected).max() <= 1.5 and (both[..., 3] == 255).all()
+
+
+def test_a_band_inside_a_zip_product_is_served(server: Server, alice: Person, tmp_path: Path) -> None:
+    import zipfile
+
+    ws = new_workspace(server, alice)
+    archive = tmp_path / "S2A_MSIL2A_test.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.write(make_geotiff(tmp_path / "scene.tif", count=1), "granule/scene.tif")
+    ingested(server, alice, ws, archive)
+    queued = server.get("/filebuffer/publishband", alice, fileUrl=archive.name, workspace=ws, band="red").json
+    assert wait_process(server, queued["payload"])["status"] == "DONE"
+    layer_id = server.get("/filebuffer/publishband", alice, fileUrl=archive.name, workspace=ws,
+                          band="red").json["payload"]["layerId"]
+    pixels = decode_png(wms(server, alice, **{**GOOD, "layers": layer_id, "bbox": "10.2,40.2,10.3,40.3",
+                                              "width": "10", "height": "10"}).content)
+    low, high = stats(server, layer_id)
+    assert pixels[0, 0, 0] == grey(70 * 100 + 20, low, high) and (pixels[..., 3] == 255).all()

@@ -191,8 +191,9 @@ def prepare(source: str, band_index: int, folder: Path, style: str | None) -> La
         with rasterio.open(source) as src:
             if not 1 <= band_index <= src.count:
                 raise RenderError(f"the product has no band {band_index}")
-            write_atomically(vrt, _vrt_document(src, os.path.abspath(source) if "://" not in source
-                                                else source).encode())
+            # GDAL virtual paths (/vsizip/...) are absolute already; normalising would eat their "//"
+            absolute = source if source.startswith("/vsi") or "://" in source else os.path.abspath(source)
+            write_atomically(vrt, _vrt_document(src, absolute).encode())
             width, height, count = src.width, src.height, src.count
             crs = src.crs
             bounds: Bounds | None = tuple(src.bounds) if crs else None  # type: ignore[assignment]
