@@ -495,3 +495,18 @@ def test_a_band_inside_a_zip_product_is_served(server: Server, alice: Person, tm
                                               "width": "10", "height": "10"}).content)
     low, high = stats(server, layer_id)
     assert pixels[0, 0, 0] == grey(70 * 100 + 20, low, high) and (pixels[..., 3] == 255).all()
+
+
+def test_a_layer_whose_files_are_gone_is_published_again(server: Server, alice: Person,
+                                                         scene: tuple[str, str]) -> None:
+    import shutil
+
+    ws, layer_id = scene
+    shutil.rmtree(server.settings.data_dir / "layers" / layer_id)  # e.g. published before the WMS existed
+    assert exception_code(wms(server, alice, **GOOD, layers=layer_id)) == "LayerNotDefined"
+    queued = server.get("/filebuffer/publishband", alice, fileUrl="scene.tif", workspace=ws, band="red").json
+    assert queued["messageCode"] == "WAITFORRABBIT"
+    assert wait_process(server, queued["payload"])["status"] == "DONE"
+    again = server.get("/filebuffer/publishband", alice, fileUrl="scene.tif", workspace=ws, band="red").json
+    assert again["messageCode"] == "PUBLISHBAND" and again["payload"]["layerId"] == layer_id
+    assert wms(server, alice, **GOOD, layers=layer_id).status_code == 200

@@ -74,6 +74,9 @@ class MapServer(Protocol):
     def layer_file(self, layer_id: str) -> Path | None:
         """The file a layer is served from by this server, if it serves it itself."""
 
+    def has_layer(self, layer_id: str) -> bool:
+        """Whether a published layer can still be drawn (False: its files are gone, publish it again)."""
+
     def publish_style(self, name: str, sld_path: Path) -> None:
         """Add or replace a style (the styles service calls this when an SLD changes)."""
 
@@ -144,6 +147,11 @@ class LocalMapServer:
         if not self.valid_id(layer_id):
             return None
         return self.root / f"{layer_id}.png"
+
+    def has_layer(self, layer_id: str) -> bool:
+        """Preview and prepared files both there (a layer published before the WMS existed has no VRT)."""
+        path = self.layer_file(layer_id)
+        return path is not None and path.is_file() and (self.root / layer_id / render.META_NAME).is_file()
 
     def folder(self, layer_id: str) -> Path:
         if not self.valid_id(layer_id):
