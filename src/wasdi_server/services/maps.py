@@ -113,7 +113,7 @@ class MapService:
         readable_styles = sorted({str(d["name"]) for d in self.styles.styles.find() if self.styles.can_read(user, d)},
                                  key=str.casefold)
         entries = []
-        for record in sorted(self.layers.find(), key=lambda r: str(r.get("createdDate") or 0)):
+        for record in sorted(self.layers.find(), key=lambda r: int(r.get("createdDate") or 0)):
             if not self._may_read(user, record.get("workspaceId"), seen):
                 continue
             layer = local.layer(str(record["layerId"]))
