@@ -132,6 +132,13 @@ def test_owslib_reads_capabilities_and_maps_in_both_versions(server: Server, ali
     expected = [[grey((70 + r) * 100 + 20 + c, low, high) for c in range(10)] for r in range(10)]
     assert pixels[..., 0].tolist() == expected
     assert (pixels[..., 0] == pixels[..., 2]).all() and (pixels[..., 3] == 255).all()
+    # EPSG:3857 through OWSLib: the same image as the raw request the mercator test checks pixel by pixel
+    x0, y0 = mercator(10.1, 40.1)
+    x1, y1 = mercator(10.9, 40.9)
+    tile = client.getmap(layers=[layer_id], styles=[""], srs="EPSG:3857", bbox=(x0, y0, x1, y1), size=(256, 256),
+                         format="image/png", transparent=True).read()
+    raw = wms(server, alice, **WEB_CLIENT_TILE, layers=layer_id, bbox=f"{x0!r},{y0!r},{x1!r},{y1!r}")
+    assert decode_png(tile).tolist() == decode_png(raw.content).tolist()
 
 
 def test_version_1_3_0_takes_epsg_4326_boxes_latitude_first(server: Server, alice: Person,
@@ -193,7 +200,7 @@ def test_the_web_clients_exact_tile_request_is_a_256_png_and_outside_the_data_tr
 
 
 @pytest.mark.parametrize(("kind", "opacity"), [("ramp", "1"), ("values", "0.5")])
-def test_a_colour_map_style_maps_values_in_both_crses(server: Server, alice: Person, tmp_path: Path,
+def test_a_colour_map_style_maps_values_in_both_crses(server: Server, alice: Person, tmp_path: Path, served: str,
                                                       kind: str, opacity: str) -> None:
     ws = new_workspace(server, alice)
     ingested(server, alice, ws, make_geotiff(tmp_path / "scene.tif", count=1))
@@ -216,6 +223,11 @@ def test_a_colour_map_style_maps_values_in_both_crses(server: Server, alice: Per
             assert centre.tolist() == pytest.approx([255 * value / 9999, 0, 255 * (1 - value / 9999), alpha], abs=1)
         else:  # "values": only the exact quantities 0 and 9999 are drawn
             assert (pixels[..., 3] == 0).all()
+    client = WebMapService(served, version="1.3.0", headers={"x-session-token": alice.token})
+    assert "bluered" in client[layer_id].styles
+    through_owslib = client.getmap(layers=[layer_id], styles=["bluered"], srs="EPSG:3857", bbox=(x0, y0, x1, y1),
+                                   size=(10, 10), format="image/png", transparent=True).read()
+    assert decode_png(through_owslib).tolist() == pixels.tolist()
 
 
 def test_a_named_style_applies_when_the_caller_may_read_it(server: Server, alice: Person, bob: Person,
