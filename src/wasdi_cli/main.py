@@ -14,6 +14,7 @@ from .commands import (
     credits,
     images,
     imports,
+    maps,
     market,
     nodes,
     organizations,
@@ -47,6 +48,7 @@ app.add_typer(credits.app, name="credits")
 app.add_typer(nodes.app, name="nodes")
 app.add_typer(images.app, name="images")
 app.add_typer(styles.app, name="styles")
+app.add_typer(maps.app, name="maps")
 app.add_typer(subscriptions.app, name="subscriptions")
 app.add_typer(projects.app, name="projects")
 app.add_typer(organizations.app, name="orgs")

@@ -17,6 +17,7 @@ from .resources import (
     FileBufferResource,
     FilesResource,
     ImagesResource,
+    MapsResource,
     NodesResource,
     OrganizationsResource,
     ParamTemplatesResource,
@@ -126,6 +127,11 @@ class WasdiClient(BaseClient):
     def search(self) -> SearchResource:
         """/search: queries against the data providers (query strings: ``wasdi_sdk.search_query``)."""
         return SearchResource(self)
+
+    @cached_property
+    def maps(self) -> MapsResource:
+        """This server's WMS (outside the contract): published bands as map layers for map clients."""
+        return MapsResource(self)
 
     @cached_property
     def utility(self) -> UtilityResource:

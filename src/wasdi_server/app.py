@@ -29,6 +29,7 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
     routes: dict[str, object] = dict(route_table(services))
     routes[api.checkout.ROUTE] = api.checkout.CheckoutPage(services)  # payment providers' pages
     routes[api.layers.ROUTE] = api.layers.LayerImage(services)  # map layers of the local map server
+    routes[api.layers.WMS_ROUTE] = api.layers.WebMapService(services)  # their WMS
     # Every route also lives under the original server's path, so clients configured for it work as they are.
     for path, resource in routes.items():
         app.add_route(path, resource)

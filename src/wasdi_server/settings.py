@@ -110,9 +110,11 @@ class Settings:
     import_timeout_seconds: float = 60.0
     """Connect/read timeout of http(s) imports (DOWNLOAD operations)."""
     map_server: str = "local"
-    """Where bands are published: ``local`` (PNG layers served at ``/layers/{layerId}.png``)."""
+    """Where bands are published: ``local`` (this server's WMS at ``/wms``, docs/maps.md)."""
     layer_max_pixels: int = 2048
     """Longest side of a layer drawn by the local map server."""
+    map_cache_bytes: int = 256 * 1024**2
+    """Disk space of the local map server's cache of drawn map images (``<data_dir>/layers/.tiles``)."""
     search_providers: list[dict[str, Any]] = field(default_factory=list)
     """Search providers: ``[[search_providers]]`` tables with ``code``, ``type`` (``local`` or ``stac``)
     and their options (docs/search.md); env: a JSON list."""

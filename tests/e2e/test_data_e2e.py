@@ -68,10 +68,13 @@ def test_sdk_upload_publish_and_download(server, accounts, tmp_path: Path) -> No
         published = sdk.file_buffer.publish_band("scene.tif", ws, "vv")
         assert published.message_code == "PUBLISHBAND"
         url = published.payload["geoserverUrl"]
-        assert url.startswith(server.base_url + "/layers/")
-        image = httpx.get(url, params={"token": server.token(accounts.alice)}, timeout=30)
+        assert url == server.base_url + "/wms"
+        tile = {"service": "WMS", "request": "GetMap", "version": "1.1.1", "layers": published.payload["layerId"],
+                "styles": "", "format": "image/png", "transparent": "true", "srs": "EPSG:4326",
+                "bbox": "10,40,11,41", "width": "256", "height": "256"}
+        image = httpx.get(url, params={**tile, "token": server.token(accounts.alice)}, timeout=30)
         assert image.status_code == 200 and image.content.startswith(b"\x89PNG")
-        assert httpx.get(url, timeout=30).status_code == 401
+        assert httpx.get(url, params=tile, timeout=30).status_code == 401
         band = sdk.products.get("scene.tif", ws).bands_groups.bands[0]
         assert band.published and band.layer_id == published.payload["layerId"]
         back = sdk.files.download("scene.tif", ws, tmp_path / "back.tif")

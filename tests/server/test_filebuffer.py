@@ -315,7 +315,7 @@ def test_publishband_queues_then_answers_the_layer(server: Server, alice: Person
     assert second["messageCode"] == "PUBLISHBAND"
     payload = second["payload"]
     assert payload["bandName"] == "band_2" and payload["productName"] == "scene.tif"
-    assert payload["layerId"] and payload["geoserverUrl"].endswith(f"/layers/{payload['layerId']}.png")
+    assert payload["layerId"] and payload["geoserverUrl"].endswith("/wms")
     box = json.loads(payload["boundingBox"])
     assert box["crs"] == "EPSG:4326"
     assert (box["minx"], box["miny"], box["maxx"], box["maxy"]) == pytest.approx((10, 40, 11, 41), abs=1e-6)

@@ -145,10 +145,10 @@ def test_layer_images_are_served_to_readers_only(server: Server, alice: Person, 
     share(server, alice, ws, carol, "read")
     r = server.get("/filebuffer/publishband", alice, fileUrl="scene.tif", workspace=ws, band="red")
     wait_process(server, r.json["payload"])
-    url = server.get("/filebuffer/publishband", alice, fileUrl="scene.tif", workspace=ws,
-                     band="red").json["payload"]["geoserverUrl"]
-    path = urlsplit(url).path
-    assert path.startswith("/layers/")
+    payload = server.get("/filebuffer/publishband", alice, fileUrl="scene.tif", workspace=ws,
+                         band="red").json["payload"]
+    assert urlsplit(payload["geoserverUrl"]).path == "/wms"
+    path = f"/layers/{payload['layerId']}.png"
     with http(server, alice) as client:
         ok = client.get(path)
         assert ok.status_code == 200 and ok.headers["content-type"] == "image/png"

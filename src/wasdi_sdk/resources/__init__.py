@@ -5,6 +5,7 @@ from .credits import CreditsResource
 from .file_buffer import FileBufferResource
 from .files import FilesResource
 from .images import ImagesResource
+from .maps import MapsResource
 from .nodes import NodesResource
 from .organizations import OrganizationsResource
 from .param_templates import ParamTemplatesResource
@@ -47,6 +48,7 @@ __all__ = [
     "FileBufferResource",
     "FilesResource",
     "ImagesResource",
+    "MapsResource",
     "NodesResource",
     "OrganizationsResource",
     "ParamTemplatesResource",

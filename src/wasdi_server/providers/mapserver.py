@@ -1,52 +1,45 @@
 """Map servers: where published bands become map layers.
 
 ``MapServer`` is the interface the PUBLISHBAND operation, product updates (a new style) and deletions
-use.  ``LocalMapServer`` is the default: it renders the band to a PNG in WGS84 (``EPSG:4326``, so a map
-client can drape it over the layer's WGS84 bounding box) under ``<data_dir>/layers/`` and this server
-serves it at ``GET /layers/{layerId}.png`` (``api/layers.py``).  A GeoServer REST implementation can
-be added beside it: publish a coverage store and layer, set the layer's default style, delete them.
+use.  ``LocalMapServer`` is the default: publishing a band prepares it for drawing (``wms.render``: a VRT
+over the product, overviews, band statistics) under ``<data_dir>/layers/<layerId>/`` and draws a
+preview ``<data_dir>/layers/<layerId>.png`` (served at ``GET /layers/{layerId}.png``); this server's WMS
+(``GET /wms``, ``api/layers.py`` and ``services/maps.py``) draws any box of it, and ``geoserverUrl`` points
+there.  Drawn map images are kept in a disk cache bounded by bytes (``wms.cache``) under
+``<data_dir>/layers/.tiles/``, dropped when the layer is published again, restyled or removed, or when its
+style's SLD changes.  A GeoServer REST implementation can be added beside it: publish a coverage store
+and layer, set the layer's default style, delete them.
 
-Rendering rules (local):
-- The band is warped to WGS84 and scaled so its longest side is at most ``max_size`` pixels (GDAL
-  reads overviews or decimates, so memory stays bounded whatever the raster size).  A raster
-  without a CRS is drawn as is, with no bounding box.
-- Nodata, NaN and pixels outside the footprint are transparent.
-- A style whose SLD has a simple ``ColorMap`` (``ColorMapEntry color quantity [opacity]``, types
-  ``ramp`` (default), ``intervals`` or ``values``) colours the values with it; otherwise, or when the
-  style is unknown or not simple, the band is stretched linearly from its minimum to its maximum in
-  grey.
+Preview rules: the band is drawn in WGS84 (``EPSG:4326``, so a map client can drape it over the layer's
+WGS84 bounding box) with its longest side at most ``max_size`` pixels, from the overviews; a raster
+without a CRS is drawn as is, with no bounding box.  Styles: ``wms.styles``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import math
 import os
 import re
+import shutil
 import uuid
-import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-MAX_SLD_BYTES = 1024 * 1024
-_HEX_COLOUR = re.compile(r"^#?([0-9a-fA-F]{6})$")
+from .wms import render
+from .wms.cache import TileCache, cache_key
+from .wms.styles import MAX_SLD_BYTES, ColourMap, RasterStyle, parse_style
+
+log = logging.getLogger(__name__)
+__all__ = ["MAX_SLD_BYTES", "ColourMap", "LocalMapServer", "MapServer", "MapServerError", "PublishedLayer"]
 
 
 class MapServerError(Exception):
     """A band could not be published (the message is shown to the user)."""
-
-
-@dataclass(frozen=True)
-class ColourMap:
-    """A simple SLD colour map: sorted quantities with their RGBA colours."""
-
-    kind: str
-    """``ramp``, ``intervals`` or ``values``."""
-    quantities: tuple[float, ...]
-    colours: tuple[tuple[int, int, int, int], ...]
 
 
 @dataclass(frozen=True)
@@ -81,6 +74,9 @@ class MapServer(Protocol):
     def layer_file(self, layer_id: str) -> Path | None:
         """The file a layer is served from by this server, if it serves it itself."""
 
+    def has_layer(self, layer_id: str) -> bool:
+        """Whether a published layer can still be drawn (False: its files are gone, publish it again)."""
+
     def publish_style(self, name: str, sld_path: Path) -> None:
         """Add or replace a style (the styles service calls this when an SLD changes)."""
 
@@ -99,213 +95,201 @@ def bbox_json(bounds: tuple[float, float, float, float] | None, crs: str | None)
     return json.dumps({"minx": minx, "miny": miny, "maxx": maxx, "maxy": maxy, "crs": crs or ""})
 
 
-# -- styles --------------------------------------------------------------------------------------
+# -- styles (kept here for the callers that drew with a colour map before the WMS) ----------------
 def parse_colour_map(sld: str | None) -> ColourMap | None:
-    """The colour map of a simple SLD, or ``None`` (not simple, unreadable, or unsafe XML)."""
-    if not sld or len(sld) > MAX_SLD_BYTES or "<!DOCTYPE" in sld.upper() or "<!ENTITY" in sld.upper():
-        return None
-    try:
-        try:
-            from defusedxml.ElementTree import fromstring
-        except ImportError:  # DOCTYPE and ENTITY were refused above
-            from xml.etree.ElementTree import fromstring
-        root = fromstring(sld)
-    except Exception:
-        return None
-    maps = [el for el in root.iter() if str(el.tag).rsplit("}", 1)[-1] == "ColorMap"]
-    if len(maps) != 1:
-        return None
-    colour_map = maps[0]
-    kind = (colour_map.get("type") or "ramp").strip().lower()
-    if kind not in ("ramp", "intervals", "values"):
-        return None
-    entries = []
-    for entry in colour_map:
-        if str(entry.tag).rsplit("}", 1)[-1] != "ColorMapEntry":
-            continue
-        match = _HEX_COLOUR.match((entry.get("color") or "").strip())
-        try:
-            quantity = float(entry.get("quantity", "nan"))
-            opacity = float(entry.get("opacity", "1"))
-        except ValueError:
-            return None
-        if match is None or not math.isfinite(quantity) or not 0 <= opacity <= 1:
-            return None
-        rgb = int(match.group(1), 16)
-        entries.append((quantity, ((rgb >> 16) & 255, (rgb >> 8) & 255, rgb & 255, round(opacity * 255))))
-    if not entries:
-        return None
-    entries.sort(key=lambda e: e[0])
-    return ColourMap(kind, tuple(q for q, _ in entries), tuple(c for _, c in entries))
+    """The colour map of an SLD inside the drawable subset, or ``None``."""
+    style = parse_style(sld)
+    return None if style.problem else style.colour_map
 
 
-def colourise(values: Any, valid: Any, colour_map: ColourMap | None) -> Any:
-    """RGBA ``uint8`` pixels of a 2-D float array (``valid`` marks the pixels to draw)."""
-    import numpy as np
-
-    height, width = values.shape
-    rgba = np.zeros((height, width, 4), dtype=np.uint8)
-    if not valid.any():
-        return rgba
-    if colour_map is None:
-        lo = float(values[valid].min())
-        hi = float(values[valid].max())
-        scaled = np.zeros(values.shape, dtype=np.float64)
-        if hi > lo:
-            scaled[valid] = (values[valid] - lo) / (hi - lo) * 255.0
-        grey = np.clip(np.round(scaled), 0, 255).astype(np.uint8)
-        rgba[..., 0] = rgba[..., 1] = rgba[..., 2] = grey
-        rgba[..., 3] = np.where(valid, 255, 0).astype(np.uint8)
-        return rgba
-    quantities = np.array(colour_map.quantities, dtype=np.float64)
-    colours = np.array(colour_map.colours, dtype=np.float64)
-    v = np.where(valid, values, quantities[0]).astype(np.float64)
-    if colour_map.kind == "ramp":
-        out = np.stack([np.interp(v, quantities, colours[:, channel]) for channel in range(4)], axis=-1)
-        # below the first / above the last entry: the end colours (SLD ramps clamp)
-    elif colour_map.kind == "intervals":
-        # an entry colours the values below its quantity (and not below the previous one)
-        index = np.searchsorted(quantities, v, side="right")
-        inside = index < len(quantities)
-        out = colours[np.clip(index, 0, len(quantities) - 1)]
-        out[~inside] = 0
-    else:  # values: exact matches only
-        index = np.clip(np.searchsorted(quantities, v), 0, len(quantities) - 1)
-        exact = np.isclose(quantities[index], v)
-        out = colours[index]
-        out[~exact] = 0
-    rgba[:] = np.clip(np.round(out), 0, 255).astype(np.uint8)
-    rgba[~valid] = 0
-    return rgba
+def colourise(values: Any, valid: Any, colour_map: ColourMap) -> Any:
+    return render.colourise(values, valid, colour_map)
 
 
 def encode_png(rgba: Any) -> bytes:
-    """A PNG (8-bit RGBA, no filtering) of an ``(h, w, 4)`` ``uint8`` array."""
+    return render.encode_png(rgba)
+
+
+def _preview_without_crs(layer: render.Layer, style: RasterStyle, max_size: int) -> Any:
+    """A raster with no CRS is drawn as it is, scaled to ``max_size``."""
     import numpy as np
+    import rasterio
+    from rasterio.enums import Resampling
 
-    height, width, _ = rgba.shape
-    rows = np.zeros((height, 1 + width * 4), dtype=np.uint8)  # filter byte 0 before every row
-    rows[:, 1:] = rgba.reshape(height, width * 4)
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        body = kind + data
-        return len(data).to_bytes(4, "big") + body + zlib.crc32(body).to_bytes(4, "big")
-
-    header = width.to_bytes(4, "big") + height.to_bytes(4, "big") + bytes([8, 6, 0, 0, 0])
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows.tobytes(), 6))
-            + chunk(b"IEND", b""))
-
-
-# -- rendering -----------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Rendering:
-    png: bytes
-    wgs84_bounds: tuple[float, float, float, float] | None
-    native_bounds: tuple[float, float, float, float] | None
-    crs: str | None
-
-
-def render_band(source: str, band_index: int, colour_map: ColourMap | None, max_size: int = 2048) -> Rendering:
-    """Draw one band of ``source`` (warped to WGS84 when it has a CRS) as a PNG."""
-    try:
-        import numpy as np
-        import rasterio
-        from rasterio.enums import Resampling
-        from rasterio.transform import Affine
-        from rasterio.vrt import WarpedVRT
-        from rasterio.warp import calculate_default_transform
-    except ImportError as e:
-        raise MapServerError("this server cannot draw maps: the 'geo' extra (rasterio) is not installed") from e
-    with rasterio.Env(CPL_LOG="/dev/null"), rasterio.open(source) as src:
-        if not 1 <= band_index <= src.count:
-            raise MapServerError(f"the product has no band {band_index}")
-        native = tuple(src.bounds) if src.crs else None
-        crs = src.crs.to_string() if src.crs else None
-        if src.crs:
-            transform, width, height = calculate_default_transform(src.crs, "EPSG:4326", src.width, src.height,
-                                                                   *src.bounds)
-            factor = max(width, height) / max_size
-            if factor > 1:
-                width, height = max(1, math.ceil(width / factor)), max(1, math.ceil(height / factor))
-                transform = transform @ Affine.scale(factor, factor)
-            with WarpedVRT(src, crs="EPSG:4326", transform=transform, width=width, height=height,
-                           resampling=Resampling.nearest, add_alpha=True) as vrt:
-                data = vrt.read(band_index, masked=True)
-                alpha = vrt.read(vrt.count) > 0
-                left, top = transform.c, transform.f
-                right, bottom = left + transform.a * width, top + transform.e * height
-                wgs84 = (left, bottom, right, top)
-        else:
-            factor = max(src.width, src.height) / max_size
-            shape = (max(1, math.ceil(src.height / max(factor, 1))), max(1, math.ceil(src.width / max(factor, 1))))
-            data = src.read(band_index, masked=True, out_shape=shape, resampling=Resampling.nearest)
-            alpha = np.ones(shape, dtype=bool)
-            wgs84 = None
+    with rasterio.open(layer.vrt) as src:
+        factor = max(1.0, max(src.width, src.height) / max_size)
+        shape = (max(1, math.ceil(src.height / factor)), max(1, math.ceil(src.width / factor)))
+        data = src.read(layer.band_index, masked=True, out_shape=shape, resampling=Resampling.nearest)
     values = np.ma.getdata(data).astype(np.float64)
-    valid = alpha & ~np.ma.getmaskarray(data) & np.isfinite(values)
-    return Rendering(encode_png(colourise(values, valid, colour_map)), wgs84, native, crs)
+    valid = ~np.ma.getmaskarray(data) & np.isfinite(values)
+    if style.colour_map is not None:
+        return render.colourise(values, valid, style.colour_map)
+    grey = render.stretch(values, valid, *layer.stats.get(layer.band_index, (0.0, 0.0)))
+    return np.stack([grey, grey, grey, np.where(valid, 255, 0).astype(np.uint8)], axis=-1)
 
 
 class LocalMapServer:
-    """Layers are PNG files under ``root`` that this server serves itself."""
+    """Layers prepared under ``root`` that this server draws itself (preview PNG and WMS)."""
 
-    def __init__(self, root: Path, styles: StyleSource | None = None, max_size: int = 2048) -> None:
+    def __init__(self, root: Path, styles: StyleSource | None = None, max_size: int = 2048,
+                 cache_bytes: int = 256 * 1024 * 1024) -> None:
         self.root = root
         self.styles = styles
         self.max_size = max_size
+        self.tiles = TileCache(root / ".tiles", cache_bytes)
+
+    # -- files -------------------------------------------------------------------------------
+    @staticmethod
+    def valid_id(layer_id: str | None) -> bool:
+        return bool(re.fullmatch(r"[A-Za-z0-9_-]{1,100}", layer_id or ""))
 
     def layer_file(self, layer_id: str) -> Path | None:
-        if not re.fullmatch(r"[A-Za-z0-9_-]{1,100}", layer_id or ""):
+        if not self.valid_id(layer_id):
             return None
         return self.root / f"{layer_id}.png"
 
-    def _colour_map(self, style: str | None) -> ColourMap | None:
-        if not style or self.styles is None:
+    def has_layer(self, layer_id: str) -> bool:
+        """Preview and prepared files both there (a layer published before the WMS existed has no VRT)."""
+        path = self.layer_file(layer_id)
+        return path is not None and path.is_file() and (self.root / layer_id / render.META_NAME).is_file()
+
+    def folder(self, layer_id: str) -> Path:
+        if not self.valid_id(layer_id):
+            raise MapServerError("invalid layer id")
+        return self.root / layer_id
+
+    def layer(self, layer_id: str) -> render.Layer | None:
+        """The prepared layer, or ``None`` (unknown, removed, or published before the WMS existed)."""
+        if not self.valid_id(layer_id):
             return None
         try:
-            return parse_colour_map(self.styles(style))
+            return render.Layer.load(self.root / layer_id)
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    # -- styles ------------------------------------------------------------------------------
+    def sld(self, name: str | None) -> str | None:
+        if not name or self.styles is None:
+            return None
+        try:
+            return self.styles(name)
         except Exception:
             return None
 
-    def _write(self, layer_id: str, rendering: Rendering) -> None:
+    def style(self, name: str | None) -> RasterStyle:
+        """The drawable style of ``name``; the default stretch (and a log line) when it is outside the subset."""
+        text = self.sld(name)
+        style = parse_style(text)
+        if name and text is None:
+            log.warning("style %s is not on this server: drawn with the default stretch", name)
+        elif style.problem:
+            log.warning("style %s is drawn with the default stretch: %s", name, style.problem)
+        return style
+
+    # -- publishing --------------------------------------------------------------------------
+    def _write_preview(self, layer: render.Layer, layer_id: str) -> None:
+        style = self.style(layer.style)
+        if layer.georeferenced and layer.wgs84 is not None and layer.bounds is not None:
+            from rasterio.crs import CRS
+            from rasterio.warp import calculate_default_transform
+
+            # the raster's own resolution in degrees, the longest side at most max_size
+            _, width, height = calculate_default_transform(CRS.from_wkt(layer.crs), "EPSG:4326", layer.width,
+                                                           layer.height, *layer.bounds)
+            factor = max(width, height) / self.max_size
+            if factor > 1:
+                width, height = max(1, math.ceil(width / factor)), max(1, math.ceil(height / factor))
+            pixels = render.draw(layer, style, "EPSG:4326", layer.wgs84, width, height)
+        else:
+            pixels = _preview_without_crs(layer, style, self.max_size)
         path = self.layer_file(layer_id)
         if path is None:
             raise MapServerError("invalid layer id")
-        self.root.mkdir(parents=True, exist_ok=True)
-        temp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-        try:
-            with open(temp, "wb") as handle:
-                handle.write(rendering.png)
-            os.replace(temp, path)
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                temp.unlink()
+        render.write_atomically(path, render.encode_png(pixels))
 
     def publish(self, source: str, band_index: int, layer_id: str, style: str | None, url: str) -> PublishedLayer:
+        folder = self.folder(layer_id)
+        self.tiles.drop(layer_id)
         try:
-            rendering = render_band(source, band_index, self._colour_map(style), self.max_size)
-        except MapServerError:
-            raise
+            layer = render.prepare(source, band_index, folder, style)
+            self._write_preview(layer, layer_id)
+        except render.RenderError as e:
+            raise MapServerError(str(e)) from e
         except Exception as e:
+            log.warning("publishing band %s of %s failed: %s", band_index, source, e)
             raise MapServerError("Looks we cannot show\nthis file on map") from e
-        self._write(layer_id, rendering)
-        return PublishedLayer(layer_id, url, bbox_json(rendering.wgs84_bounds, "EPSG:4326"),
-                              bbox_json(rendering.native_bounds, rendering.crs))
+        crs_name = None
+        if layer.crs:
+            from rasterio.crs import CRS
+
+            crs = CRS.from_wkt(layer.crs)
+            crs_name = crs.to_string() if crs.to_epsg() else crs.to_wkt()
+        return PublishedLayer(layer_id, url, bbox_json(layer.wgs84, "EPSG:4326") if layer.georeferenced else "",
+                              bbox_json(layer.bounds, crs_name))
 
     def restyle(self, source: str, band_index: int, layer_id: str, style: str | None) -> None:
-        self._write(layer_id, render_band(source, band_index, self._colour_map(style), self.max_size))
+        layer = self.layer(layer_id)
+        if layer is None:  # published before this server prepared layers: prepare it now
+            layer = render.prepare(source, band_index, self.folder(layer_id), style)
+        else:
+            layer = layer.with_style(style)
+            layer.save()
+        self.tiles.drop(layer_id)
+        self._write_preview(layer, layer_id)
 
     def remove(self, layer_id: str) -> None:
+        if not self.valid_id(layer_id):
+            return
+        self.tiles.drop(layer_id)
+        shutil.rmtree(self.root / layer_id, ignore_errors=True)
         path = self.layer_file(layer_id)
         if path is not None:
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
 
+    def _layers_with_style(self, name: str) -> list[str]:
+        if not self.root.is_dir():
+            return []
+        wanted = name.casefold()
+        return [entry.name for entry in os.scandir(self.root)
+                if entry.is_dir() and not entry.name.startswith(".")
+                and ((self.layer(entry.name) or _NO_STYLE).style or "").casefold() == wanted]
+
     def publish_style(self, name: str, sld_path: Path) -> None:
-        """Nothing to do: the SLD is read when a layer is drawn."""
+        """A changed SLD: the cached images of the layers drawn with it go (they are drawn again on request)."""
+        self.tiles.drop_where(self._layers_with_style(name))
 
     def remove_style(self, name: str) -> None:
-        """Nothing to do: a layer drawn with a removed style keeps its colours until it is drawn again."""
+        """A removed style: its layers are drawn with the default stretch from now on."""
+        self.tiles.drop_where(self._layers_with_style(name))
+
+    # -- drawing -----------------------------------------------------------------------------
+    def render_png(self, layer_id: str, style_name: str | None, crs: str, bbox: tuple[float, float, float, float],
+                   width: int, height: int, background: tuple[int, int, int] | None = None) -> bytes:
+        """A PNG of one layer over ``bbox`` (x/y order in ``crs``), transparent where there is no data or on
+        ``background``; from the cache when it is there."""
+        layer = self.layer(layer_id)
+        if layer is None:
+            raise MapServerError("no such layer")
+        name = style_name or layer.style
+        key = cache_key(layer.version, name, self.sld(name), crs, bbox, width, height, background)
+        cached = self.tiles.get(layer_id, key)
+        if cached is not None:
+            return cached
+        pixels = render.draw(layer, self.style(name), crs, bbox, width, height)
+        png = render.encode_png(pixels if background is None else render.flatten(pixels, background))
+        self.tiles.put(layer_id, key, png)
+        return png
+
+    def render_rgba(self, layer_id: str, style_name: str | None, crs: str, bbox: tuple[float, float, float, float],
+                    width: int, height: int) -> Any:
+        layer = self.layer(layer_id)
+        if layer is None:
+            raise MapServerError("no such layer")
+        return render.draw(layer, self.style(style_name or layer.style), crs, bbox, width, height)
+
+
+_NO_STYLE = render.Layer(Path(), 1, 1, 0, 0, "", None, None, None, 0.0, (), {}, None, "")
 
 
 def sld_files(styles_root: Path) -> StyleSource:
@@ -325,8 +309,10 @@ def sld_files(styles_root: Path) -> StyleSource:
     return read
 
 
-def make_map_server(kind: str, data_dir: Path, styles_root: Path | None = None, max_size: int = 2048) -> MapServer:
+def make_map_server(kind: str, data_dir: Path, styles_root: Path | None = None, max_size: int = 2048,
+                    cache_bytes: int = 256 * 1024 * 1024) -> MapServer:
     """The map server the settings name (``local`` is the only one so far)."""
     if kind in ("", "local"):
-        return LocalMapServer(data_dir / "layers", sld_files(styles_root) if styles_root else None, max_size)
+        return LocalMapServer(data_dir / "layers", sld_files(styles_root) if styles_root else None, max_size,
+                              cache_bytes)
     raise ValueError(f"unknown map server {kind!r} (known: local)")

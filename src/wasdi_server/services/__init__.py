@@ -18,6 +18,7 @@ from .app_store import AppStoreService
 from .credits import CreditService
 from .identity import UserService
 from .images import ImageService
+from .maps import MapService
 from .messages import MessageLog
 from .missions import MissionService
 from .nodes import NodeService
@@ -96,6 +97,7 @@ class Services:
     app_payments: AppPaymentService
     search: SearchService = field(init=False)
     launcher: Launcher = field(init=False)
+    maps: MapService = field(init=False)
 
     def __post_init__(self) -> None:
         self.launcher = Launcher(self, self.settings.launcher_workers, self.settings.launcher_poll_seconds)
@@ -139,7 +141,7 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
     missions = MissionService(sharing, settings.missions_file)
     processes = ProcessService(c("process_workspaces"), messages, workspaces, users, settings.node_code)
     map_server = make_map_server(settings.map_server, settings.data_dir, settings.styles_root,
-                                 settings.layer_max_pixels)
+                                 settings.layer_max_pixels, settings.map_cache_bytes)
     styles.publishers.append(map_server)
     products = ProductService(c("products"), c("layers"), workspaces, processes, messages, subscriptions, missions,
                               map_server, settings)
@@ -169,4 +171,5 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
         param_templates=param_templates, reviews=reviews, app_store=app_store, app_payments=app_payments,
     )
     services.search = SearchService(missions, SearchProviders.from_settings(settings))
+    services.maps = MapService(c("layers"), workspaces, styles, map_server)
     return services

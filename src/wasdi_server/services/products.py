@@ -626,11 +626,7 @@ class ProductService:
             raise NotFound("the product has no such band")
         workspace_id = workspace["workspaceId"]
         layer_id = band.get("layerId")
-        file_ok = True
-        if layer_id:
-            local = self.map_server.layer_file(layer_id)
-            file_ok = local is None or local.exists()
-        if band.get("published") and layer_id and file_ok:
+        if band.get("published") and layer_id and self.map_server.has_layer(layer_id):
             return {"messageCode": "PUBLISHBAND", "messageResult": OK,
                     "payload": self.publish_result(record, band), "workspaceId": workspace_id}
         for process in self.processes.processes.find(lambda r: r.get("status") in ACTIVE, workspaceId=workspace_id,
@@ -657,7 +653,7 @@ class ProductService:
             raise NotFound(f"{file_name} has no band {band_name}")
         path = self.file_path(workspace, file_name)
         layer_id = band.get("layerId") or new_layer_id()
-        url = f"{base_url.rstrip('/')}/layers/{layer_id}.png"
+        url = f"{base_url.rstrip('/')}/wms"  # map clients ask it for tiles (WMS GetMap with layers=<layerId>)
         try:
             layer: PublishedLayer = self.map_server.publish(self.band_source(path, band),
                                                             int(band.get("bandIndex") or 1), layer_id, style, url)

@@ -1,0 +1,124 @@
+"""``wasdi maps ...``: published bands as map layers (``client.file_buffer.publish_band``, ``client.maps``)."""
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from .. import connection
+from ..errors import CliError
+from ..options import BaseUrlOpt, JsonOpt, ProfileOpt
+from ..output import Output, message
+from .products import WorkspaceOpt, follow, wait_bar
+from .styles import resolve_style
+from .workspaces import resolve_workspace
+
+app = typer.Typer(name="maps", help="Map layers of published bands: publish a band, preview a layer.",
+                  no_args_is_help=True)
+
+LayerArg = Annotated[str, typer.Argument(metavar="LAYER", help="Layer id (layerId of a published band).")]
+StyleOpt = Annotated[str | None, typer.Option("--style", metavar="ID_OR_NAME",
+                                              help="Style id or name (default: the product's style).")]
+
+
+@app.command()
+def publish(
+    product: Annotated[str, typer.Argument(metavar="PRODUCT", help="File name of the product in the workspace.")],
+    band: Annotated[str, typer.Argument(metavar="BAND", help="Band name, as `wasdi products show` lists them.")],
+    workspace: WorkspaceOpt,
+    style: StyleOpt = None,
+    wait: Annotated[bool, typer.Option("--wait/--no-wait", help="Wait until the layer is drawn.")] = False,
+    timeout: Annotated[float | None, typer.Option("--timeout", min=0, help="Give up waiting after this many "
+                                                                           "seconds.")] = None,
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """Publish a band as a map layer; prints the WMS address to add in QGIS (the layer is listed under its id)."""
+    from wasdi_sdk import EmptyResultError, ProcessFailedError, ProcessTimeoutError
+
+    with connection.client(profile, base_url) as client:
+        workspace_id, _ = resolve_workspace(client, workspace)
+        style_name = None
+        if style:
+            _, entry = resolve_style(client, style)
+            if entry is None:
+                raise CliError(f"no style '{style}' among yours, public or shared with you; "
+                               "`wasdi styles list` shows them")
+            style_name = entry.name
+        try:
+            answer = client.file_buffer.publish_band(product, workspace_id, band, style=style_name)
+            if answer.message_code == "WAITFORRABBIT" and wait:
+                with wait_bar(f"Drawing {product} {band}") as advance:
+                    client.wait_for_process(str(answer.payload), timeout=timeout, poll_interval=0.5,
+                                            max_interval=5.0, on_update=follow(advance))
+                answer = client.file_buffer.publish_band(product, workspace_id, band, style=style_name)
+        except EmptyResultError as e:
+            raise CliError(f"no band '{band}' in product '{product}' of the workspace (`wasdi products show "
+                           f"{product} --ws {workspace}` lists its bands)") from e
+        except (ProcessFailedError, ProcessTimeoutError) as e:
+            raise CliError(f"the band was not published: {e}") from e
+        url = client.maps.wms_url()
+    if json:
+        Output(json_output=True).item(answer, (), id_of=lambda a: a.payload)
+        return
+    if answer.message_code == "PUBLISHBAND":
+        payload = dict(answer.payload or {})
+        Output().value(str(payload.get("geoserverUrl") or url))
+        message(f"Published as layer {payload.get('layerId')}: in QGIS, Layer > Add Layer > Add WMS Layer with the "
+                "address above (send your session as the x-session-token header, or `wasdi maps url "
+                "--with-token`)")
+        return
+    Output().value(url)
+    message(f"Drawing the layer (process {answer.payload}); run again with --wait to get its layer id")
+
+
+@app.command()
+def url(
+    layer: Annotated[str | None, typer.Argument(metavar="[LAYER]", help="Check that this layer is visible.")] = None,
+    with_token: Annotated[bool, typer.Option("--with-token", help="Put the session in the address (for map "
+                                                                  "clients that cannot send headers); keep it "
+                                                                  "secret.")] = False,
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+) -> None:
+    """Print this server's WMS address."""
+    from wasdi_sdk import NotFoundError
+
+    with connection.client(profile, base_url) as client:
+        try:
+            Output().value(client.maps.wms_url(layer, include_token=with_token))
+        except NotFoundError as e:
+            raise CliError(f"no layer '{layer}' visible to you; `wasdi products show` lists published bands") from e
+
+
+@app.command()
+def preview(
+    layer: LayerArg,
+    to: Annotated[Path, typer.Option("--output", "-o", metavar="PATH", help="PNG file to write.")],
+    size: Annotated[int, typer.Option("--size", min=1, max=4096, help="Longest side in pixels.")] = 1024,
+    style: StyleOpt = None,
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+) -> None:
+    """Write a PNG of a layer's whole extent (EPSG:4326); prints the path written."""
+    from wasdi_sdk import NotFoundError
+
+    with connection.client(profile, base_url) as client:
+        style_name = None
+        if style:
+            _, entry = resolve_style(client, style)
+            if entry is None:
+                raise CliError(f"no style '{style}' among yours, public or shared with you; "
+                               "`wasdi styles list` shows them")
+            style_name = entry.name
+        try:
+            image = client.maps.preview(layer, size=size, style=style_name)
+        except NotFoundError as e:
+            raise CliError(f"no layer '{layer}' visible to you; `wasdi products show PRODUCT --ws WS` lists the "
+                           "layers of published bands") from e
+    temp = to.with_name(f".{to.name}.partial")
+    temp.write_bytes(image)
+    temp.replace(to)
+    Output().value(str(to))
+    message(f"Wrote {to} ({len(image)} bytes)")
