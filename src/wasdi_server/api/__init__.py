@@ -18,6 +18,7 @@ from . import (
     styles,
     subscriptions,
     utility,
+    workflows,
     workspaces,
 )
 
@@ -39,5 +40,6 @@ __all__ = [
     "styles",
     "subscriptions",
     "utility",
+    "workflows",
     "workspaces",
 ]

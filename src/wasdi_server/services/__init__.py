@@ -30,6 +30,7 @@ from .sharing import SharingService
 from .styles import StyleService
 from .subscriptions import SubscriptionService
 from .uploads import UploadAccountService
+from .workflows import WorkflowService
 from .workspaces import WorkspaceService
 
 COLLECTIONS: dict[str, str] = {
@@ -52,6 +53,7 @@ COLLECTIONS: dict[str, str] = {
     "layers": "layerId",
     "styles": "styleId",
     "processors": "processorId",
+    "workflows": "workflowId",
 }
 
 
@@ -81,6 +83,7 @@ class Services:
     products: ProductService
     images: ImageService
     styles: StyleService
+    workflows: WorkflowService
     search: SearchService = field(init=False)
     launcher: Launcher = field(init=False)
 
@@ -133,6 +136,9 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
     workspaces.delete_hooks.append(products.on_workspace_delete)
     process_logs = ProcessLogService(RunLogs(settings.data_dir / "logs"), processes)
     workspaces.delete_hooks.append(process_logs.remove_for_workspace)
+    workflows = WorkflowService(c("workflows"), sharing, settings.workflows_root, settings.node_code,
+                                settings.public_url)
+    workflows.products = products
     services = Services(
         settings=settings, store=store, mailer=mailer, users=users,
         sessions=SessionService(c("sessions"), users, settings.session_idle_hours, settings.disable_authentication),
@@ -147,6 +153,7 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
         processes=processes, process_logs=process_logs, products=products,
         process_stats=ProcessStatistics(processes, workspaces, c("subscriptions"), sharing, nodes, settings.node_code),
         images=images, styles=styles,
+        workflows=workflows,
     )
     services.search = SearchService(missions, SearchProviders.from_settings(settings))
     return services
