@@ -27,6 +27,7 @@ from .resources import (
     StylesResource,
     SubscriptionsResource,
     UtilityResource,
+    WorkflowsResource,
     WorkspacesResource,
 )
 
@@ -74,6 +75,11 @@ class WasdiClient(BaseClient):
     def styles(self) -> StylesResource:
         """/styles: map styles (SLD files) and their sharing."""
         return StylesResource(self)
+
+    @cached_property
+    def workflows(self) -> WorkflowsResource:
+        """/workflows: SNAP graph workflows, their sharing and their runs."""
+        return WorkflowsResource(self)
 
     @cached_property
     def nodes(self) -> NodesResource:

@@ -15,6 +15,7 @@ from .search import SearchResource
 from .styles import StylesResource
 from .subscriptions import SubscriptionsResource
 from .utility import UtilityResource
+from .workflows import WorkflowsResource
 from .workspaces import WorkspacesResource
 
 RESOURCES: dict[str, type] = {
@@ -33,6 +34,7 @@ RESOURCES: dict[str, type] = {
     "styles": StylesResource,
     "subscriptions": SubscriptionsResource,
     "utility": UtilityResource,
+    "workflows": WorkflowsResource,
     "workspaces": WorkspacesResource,
 }
 
@@ -53,5 +55,6 @@ __all__ = [
     "StylesResource",
     "SubscriptionsResource",
     "UtilityResource",
+    "WorkflowsResource",
     "WorkspacesResource",
 ]
