@@ -1,6 +1,7 @@
 """One resource class per group of the catalogue."""
 
 from .auth import AuthResource
+from .console import ConsoleResource
 from .credits import CreditsResource
 from .file_buffer import FileBufferResource
 from .files import FilesResource
@@ -20,6 +21,7 @@ from .workspaces import WorkspacesResource
 
 RESOURCES: dict[str, type] = {
     "auth": AuthResource,
+    "console": ConsoleResource,
     "credits": CreditsResource,
     "file_buffer": FileBufferResource,
     "files": FilesResource,
@@ -41,6 +43,7 @@ RESOURCES: dict[str, type] = {
 __all__ = [
     "RESOURCES",
     "AuthResource",
+    "ConsoleResource",
     "CreditsResource",
     "FileBufferResource",
     "FilesResource",

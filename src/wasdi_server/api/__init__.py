@@ -3,6 +3,7 @@
 from . import (
     auth,
     checkout,
+    console,
     credits,
     file_buffer,
     files,
@@ -25,6 +26,7 @@ from . import (
 __all__ = [
     "auth",
     "checkout",
+    "console",
     "credits",
     "file_buffer",
     "files",
