@@ -44,3 +44,26 @@ def test_a_snap_graph_runs_through_gpt_to_an_output_product(servers, data_dir: P
             assert bobs
             with pytest.raises(PermissionDeniedError):
                 other.workflows.run(workspace=bobs, workflow_id=flow.workflow_id, input_file_names=["x.tif"])
+
+
+def test_the_official_library_runs_a_workflow(waspy, servers, data_dir: Path, accounts, tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    install_gpt(tmp_path / "bin", monkeypatch)
+    server = servers.start(data_dir)
+    source = tmp_path / "flow.xml"
+    source.write_bytes(graph())
+    with server.sdk(accounts.alice) as sdk:
+        sdk.workflows.upload(source, name="lib flow")
+        ws = sdk.workspaces.create(name="waspy graphs").string_value
+        assert ws
+        sdk.upload_and_ingest(ws, make_geotiff(tmp_path / "in.tif"), timeout=60)
+    config = {"USER": accounts.alice, "PASSWORD": accounts.password, "BASEURL": server.base_url,
+              "BASEPATH": str(tmp_path / "waspy-data") + "/", "WORKSPACE": "waspy graphs", "REQUESTSTIMEOUT": 30,
+              "POLLINGSLEEPSECONDS": 1, "VERBOSE": False}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    assert waspy.init(str(tmp_path / "config.json")) is True
+    assert [w["name"] for w in waspy.getWorkflows()] == ["lib flow"]
+    assert waspy.executeWorkflow("in.tif", "out.tif", "lib flow", {"$SCALE": "3"}) == "DONE"
+    assert "out.tif" in waspy.getProductsByActiveWorkspace()
