@@ -14,6 +14,7 @@ from tests.conftest import Person, Server
 from tests.server.geodata import make_geotiff, new_workspace, share, upload, wait_all, wait_process
 from tests.server.snap import graph, hide_gpt, install_gpt
 
+from wasdi_sdk.catalog import ENDPOINTS, Endpoint
 from wasdi_server.services.snap_graphs import MAX_GRAPH_BYTES
 
 BASE = "http://testserver"
@@ -499,3 +500,30 @@ def test_a_public_workflow_runs_for_anyone_with_a_workspace(server: Server, http
     answer = run(http, bob, ws, {"workflowId": wid, "inputFileNames": ["b.tif"], "templateParams": {"$SCALE": "1"}})
     assert wait_process(server, answer["stringValue"])["status"] == "DONE"
     assert server.services.products.get(ws, "b_public_flow.tif") is not None
+
+
+# -- bad input is never a 500 -------------------------------------------------------------------------
+NEW_ENDPOINTS = [ep for ep in ENDPOINTS
+                 if ep.group in ("workflows", "console") or ep.name in (
+                     "nodes.delete", "file_buffer.styles", "files.ingest_upload", "files.ftp_upload",
+                     "files.copy_to_sftp")]
+JUNK = ["", " ", "../../etc/passwd", "x" * 5000, "\x00\x01", "%00", "nope", "{}", "[]", "null", "é\u202e"]
+
+
+@pytest.mark.parametrize("ep", NEW_ENDPOINTS, ids=lambda ep: ep.name)
+def test_bad_input_is_never_a_500(server: Server, http: httpx.Client, alice: Person, ep: Endpoint) -> None:
+    bodies: list[Any] = [None]
+    if ep.body.kind.value in ("json", "text"):
+        bodies += [b"not json", b'{"workflowId": 5, "inputFileNames": "x"}', b"[1, 2]", b"\xff\xfe", b"<graph/>",
+                   b'{"workflowId": "nope", "templateParams": [1]}']
+    for junk in JUNK:
+        for body in bodies:
+            params = {p.name: junk for p in ep.query}
+            r = http.request(ep.method, ep.path, params=params, headers=hdr(alice), content=body,
+                             files={"file": ("g.xml", junk.encode("utf-8", "replace"))}
+                             if ep.body.kind.value == "multipart" else None)
+            assert r.status_code < 500 or r.status_code == 501, (ep.name, junk, body, r.text)
+            if r.headers.get("content-type", "").startswith("application/json") and r.content:
+                data = r.json()
+                if isinstance(data, dict) and "intValue" in data:
+                    assert data["intValue"] != 500, (ep.name, junk, body, data)
