@@ -527,3 +527,32 @@ def test_bad_input_is_never_a_500(server: Server, http: httpx.Client, alice: Per
                 data = r.json()
                 if isinstance(data, dict) and "intValue" in data:
                     assert data["intValue"] != 500, (ep.name, junk, body, data)
+
+
+def test_stopping_a_run_kills_gpt(server: Server, http: httpx.Client, alice: Person, input_ws: str, tmp_path: Path,
+                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+    import time
+
+    marker = tmp_path / "gpt.pid"
+    install_gpt(tmp_path / "bin", monkeypatch, "#!{python}\nimport os, time\n"
+                                               f"open({str(marker)!r}, 'w').write(str(os.getpid()))\n"
+                                               "print('working', flush=True)\ntime.sleep(60)\n")
+    wid = create(server, http, alice, "stoppable")
+    answer = run(http, alice, input_ws, {"workflowId": wid, "inputFileNames": ["scene.tif"]})
+    deadline = time.monotonic() + 20
+    while not marker.exists() or not marker.read_text():
+        assert time.monotonic() < deadline, "gpt never started"
+        time.sleep(0.05)
+    pid = int(marker.read_text())
+    r = http.get("/process/delete", params={"procws": answer["stringValue"]}, headers=hdr(alice))
+    assert r.status_code == 200, r.text
+    assert wait_process(server, answer["stringValue"])["status"] == "STOPPED"
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        assert time.monotonic() < deadline, "gpt still runs after the stop"
+        time.sleep(0.05)
