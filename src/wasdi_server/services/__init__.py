@@ -136,9 +136,8 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
     workspaces.delete_hooks.append(products.on_workspace_delete)
     process_logs = ProcessLogService(RunLogs(settings.data_dir / "logs"), processes)
     workspaces.delete_hooks.append(process_logs.remove_for_workspace)
-    workflows = WorkflowService(c("workflows"), sharing, settings.workflows_root, settings.node_code,
+    workflows = WorkflowService(c("workflows"), sharing, products, settings.workflows_root, settings.node_code,
                                 settings.public_url)
-    workflows.products = products
     services = Services(
         settings=settings, store=store, mailer=mailer, users=users,
         sessions=SessionService(c("sessions"), users, settings.session_idle_hours, settings.disable_authentication),

@@ -98,15 +98,15 @@ class WorkflowFile:
 class WorkflowService:
     """Workflows on this node."""
 
-    def __init__(self, workflows: Collection, sharing: SharingService, root: Path, node_code: str,
-                 node_url: str = "") -> None:
+    def __init__(self, workflows: Collection, sharing: SharingService, products: ProductService, root: Path,
+                 node_code: str, node_url: str = "") -> None:
         self.workflows = workflows
         self.sharing = sharing
+        self.products = products
         self.root = root
         self.node_code = node_code
         self.node_url = node_url
         self.staging = root / ".incoming"
-        self.products: ProductService | None = None
         self._lock = threading.RLock()
 
     # -- lookups -------------------------------------------------------------------------------
@@ -339,8 +339,6 @@ class WorkflowService:
     def queue_run(self, user: User, workspace_id: str | None, parent: str | None, body: Mapping[str, Any]) -> str:
         """Check a run and queue its GRAPH operation; the process id."""
         products = self.products
-        if products is None:
-            raise ServerFailure("workflow runs are not wired on this server")
         doc = self.readable(user, body.get("workflowId"))
         workspace = products.writable(user, workspace_id)
         products.check_storage(user)
