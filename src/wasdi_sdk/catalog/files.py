@@ -1,7 +1,8 @@
 """/catalog: the file calls the official ``wasdi`` library makes (not in the contract, ``contract=False``).
 
 Processors written for WASDI use these to find, fetch, describe and ingest workspace files, so a server
-the official library works against must answer them.
+the official library works against must answer them.  The web client adds the ingest from the upload
+account and the FTP upload; the SFTP copies are answered "not available on this server".
 """
 
 from ._types import B_PRIMITIVE, BYTES, JSON, PRIMITIVE, A, Auth, Endpoint, Style, json_body, q, qbool, qreq
