@@ -15,7 +15,7 @@ from wasdi_server.api.framework import HANDLERS
 
 ROOT = Path(__file__).resolve().parents[1]
 REQUIRED_GROUPS = ("auth", "utility", "workspaces", "organizations", "subscriptions", "projects", "credits", "nodes",
-                   "processes", "search", "images", "styles", "products", "file_buffer", "files")
+                   "processes", "search", "images", "styles", "products", "file_buffer", "files", "workflows")
 REQUIRED_GROUPS += ("param_templates", "processor_media")
 OPTIONS = {"self", "options", "extra_headers", "extra_query", "timeout"}
 

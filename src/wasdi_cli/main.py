@@ -26,6 +26,7 @@ from .commands import (
     server,
     styles,
     subscriptions,
+    workflows,
     workspaces,
 )
 from .errors import INTERRUPTED, WasdiGroup, report
@@ -49,6 +50,7 @@ app.add_typer(nodes.app, name="nodes")
 app.add_typer(images.app, name="images")
 app.add_typer(styles.app, name="styles")
 app.add_typer(maps.app, name="maps")
+app.add_typer(workflows.app, name="workflows")
 app.add_typer(subscriptions.app, name="subscriptions")
 app.add_typer(projects.app, name="projects")
 app.add_typer(organizations.app, name="orgs")

@@ -13,6 +13,7 @@ from .helpers import wait_for_process
 from .models import GeorefProductViewModel, ProcessWorkspaceViewModel
 from .resources import (
     AuthResource,
+    ConsoleResource,
     CreditsResource,
     FileBufferResource,
     FilesResource,
@@ -30,6 +31,7 @@ from .resources import (
     StylesResource,
     SubscriptionsResource,
     UtilityResource,
+    WorkflowsResource,
     WorkspacesResource,
 )
 
@@ -87,6 +89,16 @@ class WasdiClient(BaseClient):
     def styles(self) -> StylesResource:
         """/styles: map styles (SLD files) and their sharing."""
         return StylesResource(self)
+
+    @cached_property
+    def console(self) -> ConsoleResource:
+        """/console: the notebook console of a workspace (the web client's calls)."""
+        return ConsoleResource(self)
+
+    @cached_property
+    def workflows(self) -> WorkflowsResource:
+        """/workflows: SNAP graph workflows, their sharing and their runs."""
+        return WorkflowsResource(self)
 
     @cached_property
     def nodes(self) -> NodesResource:

@@ -47,6 +47,12 @@ class ServerFailure(DomainError):
     status = 500
 
 
+class NotAvailable(DomainError):
+    """A feature of the original service this server does not offer (SFTP copies, notebook consoles)."""
+
+    status = 501
+
+
 # Message codes of the original service's clients (``ClientMessageCodes``), where one exists.
 MSG_INVALID_SESSION = "MSG_ERROR_INVALID_SESSION"
 MSG_INVALID_WORKSPACE = "MSG_ERROR_INVALID_WORKSPACE"

@@ -126,6 +126,10 @@ class Settings:
     """JSON index of the built-in ``LOCAL`` catalogue; empty: ``<catalogue dir>/index.json`` when it exists."""
     search_page_size: int = 100
     """Page size of ``/search/querylist`` for providers without their own ``page_size``."""
+    snap_gpt: str = ""
+    """SNAP's ``gpt`` executable that runs workflows (GRAPH operations); empty: ``gpt`` on the PATH."""
+    graph_timeout_seconds: float = 6 * 3600.0
+    """Longest a workflow run (one ``gpt`` call) may take before it is stopped and ends ERROR."""
 
     @property
     def files_root(self) -> Path:
@@ -150,6 +154,11 @@ class Settings:
     def styles_root(self) -> Path:
         """Where the SLD files of the styles live: ``<styles_root>/<name>.sld``."""
         return self.data_dir / "styles"
+
+    @property
+    def workflows_root(self) -> Path:
+        """Where the graph XML files of the workflows live: ``<workflows_root>/<workflowId>.xml``."""
+        return self.data_dir / "workflows"
 
 
 def _coerce(kind: Any, value: Any) -> Any:

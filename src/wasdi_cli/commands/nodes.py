@@ -4,16 +4,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from .. import connection
+from .. import connection, output
 from ..errors import USAGE, CliError
-from ..options import BaseUrlOpt, JsonOpt, ProfileOpt, QuietOpt
+from ..options import BaseUrlOpt, JsonOpt, ProfileOpt, QuietOpt, YesOpt
 from ..output import Output, cell, message
 from ..sharing import add_share_commands
 
 if TYPE_CHECKING:
     pass
 
-app = typer.Typer(name="nodes", help="Compute nodes: list, show, create, update and share (admins).",
+app = typer.Typer(name="nodes", help="Compute nodes: list, show, create, update, delete and share (admins).",
                   no_args_is_help=True)
 
 NodeArg = Annotated[str, typer.Argument(metavar="NODE", help="Node code.")]
@@ -129,6 +129,19 @@ def update(
         current.node_code = current.node_code or node
         client.nodes.update(current)
     message(f"Updated node {node}: " + ", ".join(f"{name.replace('_', ' ')}={cell(v)}" for name, v in changes.items()))
+
+
+@app.command()
+def delete(node: NodeArg, yes: YesOpt = False, profile: ProfileOpt = None, base_url: BaseUrlOpt = None) -> None:
+    """Remove a registered node and its sharings (admins)."""
+    if not yes and not output.stdin_is_tty():
+        raise CliError("refusing to delete without confirmation: stdin is not a terminal; pass --yes", USAGE)
+    if not yes and not typer.confirm(f"Delete node {node}?", default=False, err=True):
+        message("Cancelled")
+        raise typer.Exit(1)
+    with connection.client(profile, base_url) as client:
+        client.nodes.delete(node)
+    message(f"Deleted node {node}")
 
 
 add_share_commands(app, noun="node", group="nodes", id_param="node",

@@ -11,6 +11,7 @@ from types import ModuleType
 from . import (
     admin,
     auth,
+    console,
     credits,
     file_buffer,
     files,
@@ -68,6 +69,7 @@ GROUP_MODULES: tuple[ModuleType, ...] = (
     workspaces,
     utility,
     package_manager,
+    console,
 )
 
 ENDPOINTS: tuple[Endpoint, ...] = tuple(e for module in GROUP_MODULES for e in module.ENDPOINTS)

@@ -2,6 +2,7 @@
 
 from ._types import (
     B_PRIMITIVE,
+    C_EMPTY_LIST,
     C_NULL,
     PRIMITIVE,
     A,
@@ -9,6 +10,7 @@ from ._types import (
     Style,
     json_body,
     model,
+    models,
     q,
     qreq,
 )
@@ -33,4 +35,8 @@ ENDPOINTS = (
                     q("parent")),
              response=model("RabbitMessageViewModel"), mutates=True,
              summary="Publish a band on the map server: PUBLISHBAND when done, WAITFORRABBIT when queued."),
+    Endpoint("file_buffer.styles", "GET", "/filebuffer/styles", Style.EMPTY, C_EMPTY_LIST,
+             response=models("StyleViewModel"), contract=False,
+             summary="The styles the user may apply to a band: their own, the public ones and those shared with "
+                     "them (the web client's call)."),
 )

@@ -1,10 +1,11 @@
 """/catalog: the file calls the official ``wasdi`` library makes (not in the contract, ``contract=False``).
 
 Processors written for WASDI use these to find, fetch, describe and ingest workspace files, so a server
-the official library works against must answer them.
+the official library works against must answer them.  The web client adds the ingest from the upload
+account and the FTP upload; the SFTP copies are answered "not available on this server".
 """
 
-from ._types import BYTES, JSON, PRIMITIVE, A, Auth, Endpoint, Style, q, qbool, qreq
+from ._types import B_PRIMITIVE, BYTES, JSON, PRIMITIVE, A, Auth, Endpoint, Style, json_body, q, qbool, qreq
 
 ENDPOINTS = (
     Endpoint("files.check_available", "GET", "/catalog/checkdownloadavaialibitybyname", Style.STATUS, A,
@@ -29,5 +30,19 @@ ENDPOINTS = (
              query=(qreq("file"), qreq("workspace"), q("style"), q("parent"), q("platform")), response=PRIMITIVE,
              mutates=True, statuses=(200, 400, 401, 403, 404, 500), contract=False,
              summary="Queue an INGEST of a file already in the workspace folder; stringValue is the process id."),
+    Endpoint("files.ingest_upload", "PUT", "/catalog/upload/ingest", Style.STATUS, A,
+             query=(qreq("file"), qreq("workspace"), q("style"), q("parent"), q("platform")), response=PRIMITIVE,
+             mutates=True, statuses=(200, 400, 401, 403, 404, 500), contract=False,
+             summary="Move a file of the caller's upload (file-transfer) account into a workspace and queue its "
+                     "INGEST; stringValue is the process id (the web client's call)."),
+    Endpoint("files.ftp_upload", "PUT", "/catalog/upload/ftp", Style.MARKER, B_PRIMITIVE,
+             query=(qreq("workspace"), q("parent")), body=json_body("FtpTransferViewModel", required=False),
+             response=PRIMITIVE, mutates=True, statuses=(200, 400, 401, 501), contract=False,
+             summary="Send a workspace file to an FTP server: not available on this server (boolValue false, "
+                     "intValue 501, and a sentence saying so)."),
+    Endpoint("files.copy_to_sftp", "GET", "/catalog/copytosfpt", Style.MARKER, B_PRIMITIVE,
+             query=(qreq("file"), qreq("workspace"), q("parent"), q("path")), response=PRIMITIVE, mutates=True,
+             statuses=(200, 400, 401, 501), contract=False,
+             summary="Copy a workspace file to the user's SFTP folder: not available on this server (boolValue "
+                     "false, intValue 501, and a sentence saying so)."),
 )
-

@@ -38,4 +38,7 @@ ENDPOINTS = (
     Endpoint("nodes.share_delete", "DELETE", "/node/share/delete", Style.MARKER, B_PRIMITIVE,
              query=(qreq("node"), qreq("userId")), response=PRIMITIVE, mutates=True,
              statuses=(200, 400, 401, 500), summary="Remove a user's sharing of a node."),
+    Endpoint("nodes.delete", "DELETE", "/node", Style.STATUS, A, query=(qreq("node"),), response=EMPTY,
+             admin=True, mutates=True, statuses=(200, 400, 401, 500), contract=False,
+             summary="Remove a registered node and its sharings (admins; the web client's call)."),
 )

@@ -59,7 +59,7 @@ ENDPOINTS = (
              summary="Users a workflow is shared with."),
     Endpoint("workflows.run", "POST", "/workflows/run", Style.MARKER, B_PRIMITIVE,
              query=(qreq("workspace"), q("parent")), body=json_body("SnapWorkflowViewModel"), response=PRIMITIVE,
-             mutates=True, statuses=(200, 401, 500),
+             mutates=True, statuses=(200, 400, 401, 403, 500),
              summary="Run a workflow on workspace files; stringValue is the GRAPH process id."),
     Endpoint("workflows.download", "GET", "/workflows/download", Style.STATUS, A, auth=Auth.TOKEN,
              query=(qreq("workflowId"),), response=BYTES, statuses=(200, 204, 401, 403, 500),

@@ -40,3 +40,15 @@ class PublishBandResultViewModel(WasdiModel):
     product_name: str | None = None
     geoserver_bounding_box: str | None = None
     geoserver_url: str | None = None
+
+
+class FtpTransferViewModel(WasdiModel):
+    """A workspace file to send to an FTP/SFTP server (the web client's body of ``PUT /catalog/upload/ftp``)."""
+
+    server: str | None = None
+    port: int | None = None
+    sftp: bool | None = None
+    user: str | None = None
+    password: str | None = None
+    file_name: str | None = None
+    destination_absolute_path: str | None = None

@@ -1,6 +1,7 @@
 """One resource class per group of the catalogue."""
 
 from .auth import AuthResource
+from .console import ConsoleResource
 from .credits import CreditsResource
 from .file_buffer import FileBufferResource
 from .files import FilesResource
@@ -18,10 +19,12 @@ from .search import SearchResource
 from .styles import StylesResource
 from .subscriptions import SubscriptionsResource
 from .utility import UtilityResource
+from .workflows import WorkflowsResource
 from .workspaces import WorkspacesResource
 
 RESOURCES: dict[str, type] = {
     "auth": AuthResource,
+    "console": ConsoleResource,
     "credits": CreditsResource,
     "file_buffer": FileBufferResource,
     "files": FilesResource,
@@ -38,12 +41,14 @@ RESOURCES: dict[str, type] = {
     "styles": StylesResource,
     "subscriptions": SubscriptionsResource,
     "utility": UtilityResource,
+    "workflows": WorkflowsResource,
     "workspaces": WorkspacesResource,
 }
 
 __all__ = [
     "RESOURCES",
     "AuthResource",
+    "ConsoleResource",
     "CreditsResource",
     "FileBufferResource",
     "FilesResource",
@@ -61,5 +66,6 @@ __all__ = [
     "StylesResource",
     "SubscriptionsResource",
     "UtilityResource",
+    "WorkflowsResource",
     "WorkspacesResource",
 ]

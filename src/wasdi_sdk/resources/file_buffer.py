@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import builtins
 from typing import Unpack, cast
 
 from .._resource import APIResource, RequestOptions
-from ..models import ImageImportViewModel, PrimitiveResult, RabbitMessageViewModel
+from ..models import ImageImportViewModel, PrimitiveResult, RabbitMessageViewModel, StyleViewModel
 
 
 class FileBufferResource(APIResource):
@@ -54,3 +55,7 @@ class FileBufferResource(APIResource):
         """
         return cast(RabbitMessageViewModel, self._call("file_buffer.publish_band", query={
             "fileUrl": file_url, "workspace": workspace, "band": band, "style": style, "parent": parent}, **options))
+
+    def styles(self, **options: Unpack[RequestOptions]) -> builtins.list[StyleViewModel]:
+        """The styles the user may apply to a band: own, public and shared (an empty list is a valid answer)."""
+        return cast(builtins.list[StyleViewModel], self._call("file_buffer.styles", **options))

@@ -9,6 +9,7 @@ from typing import Any, Unpack, cast
 from .._exceptions import NotFoundError
 from .._resource import APIResource, RequestOptions
 from ..models import PrimitiveResult
+from ..models.file_buffer import FtpTransferViewModel
 from .images import Progress, download_to
 
 
@@ -59,3 +60,25 @@ class FilesResource(APIResource):
         return cast(PrimitiveResult, self._call("files.ingest", query={
             "file": file, "workspace": workspace, "style": style, "parent": parent, "platform": platform},
             **options))
+
+    def ingest_upload(self, file: str, workspace: str, *, style: str | None = None, parent: str | None = None,
+                      platform: str | None = None, **options: Unpack[RequestOptions]) -> PrimitiveResult:
+        """Move ``file`` from the caller's upload (file-transfer) account into the workspace and queue its
+        INGEST; ``string_value`` is the process id.  ``NotFoundError`` when the account has no such file."""
+        return cast(PrimitiveResult, self._call("files.ingest_upload", query={
+            "file": file, "workspace": workspace, "style": style, "parent": parent, "platform": platform},
+            **options))
+
+    def ftp_upload(self, workspace: str, *, parent: str | None = None, transfer: FtpTransferViewModel | None = None,
+                   **options: Unpack[RequestOptions]) -> PrimitiveResult:
+        """Send a workspace file to an FTP server.  Servers without FTP transfers (this toolkit's) refuse with a
+        ``ServerError`` of status 501 saying so."""
+        return cast(PrimitiveResult, self._call("files.ftp_upload", query={"workspace": workspace, "parent": parent},
+                                                body=transfer, **options))
+
+    def copy_to_sftp(self, file: str, workspace: str, *, parent: str | None = None, path: str | None = None,
+                     **options: Unpack[RequestOptions]) -> PrimitiveResult:
+        """Copy a workspace file to the user's SFTP folder.  Servers without SFTP (this toolkit's) refuse with a
+        ``ServerError`` of status 501 saying so."""
+        return cast(PrimitiveResult, self._call("files.copy_to_sftp", query={
+            "file": file, "workspace": workspace, "parent": parent, "path": path}, **options))

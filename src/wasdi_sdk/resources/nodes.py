@@ -32,6 +32,10 @@ class NodesResource(APIResource):
         """Change a registered node, e.g. ``active=False`` to hide it from users."""
         self._call("nodes.update", body=node, **options)
 
+    def delete(self, node: str, **options: Unpack[RequestOptions]) -> None:
+        """Remove a registered node and its sharings (admins; others get ``AuthenticationError``)."""
+        self._call("nodes.delete", query={"node": node}, **options)
+
     def share_add(self, *, node: str, user_id: str, rights: str | None = None,
                   **options: Unpack[RequestOptions]) -> PrimitiveResult:
         """Share a node with a user (admins); ``string_value`` is ``Done`` or ``Already Shared.``."""

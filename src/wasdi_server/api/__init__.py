@@ -4,6 +4,7 @@ from . import (
     app_store,
     auth,
     checkout,
+    console,
     credits,
     file_buffer,
     files,
@@ -21,6 +22,7 @@ from . import (
     styles,
     subscriptions,
     utility,
+    workflows,
     workspaces,
 )
 
@@ -28,6 +30,7 @@ __all__ = [
     "app_store",
     "auth",
     "checkout",
+    "console",
     "credits",
     "file_buffer",
     "files",
@@ -45,5 +48,6 @@ __all__ = [
     "styles",
     "subscriptions",
     "utility",
+    "workflows",
     "workspaces",
 ]

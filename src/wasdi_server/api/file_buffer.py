@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wasdi_sdk.models import ImageImportViewModel, PrimitiveResult, RabbitMessageViewModel
+from wasdi_sdk.models import ImageImportViewModel, PrimitiveResult, RabbitMessageViewModel, StyleViewModel
 
 from ..errors import DomainError, ServerFailure
 from ..services.products import PRODUCT_ALREADY_PRESENT
@@ -51,3 +51,10 @@ def publish_band(call: Call) -> RabbitMessageViewModel:
     message = call.services.products.publish_band(call.caller, p["workspace"], p["fileUrl"], p["band"], p["style"],
                                                   p["parent"], call.base_url)
     return RabbitMessageViewModel.model_validate(message)
+
+
+@handles("file_buffer.styles")
+def styles(call: Call) -> list[StyleViewModel]:
+    """The styles a user may apply: the same list as /styles/getbyuser (own, public, shared)."""
+    views = call.services.styles.list_for(call.caller, call.session_id, call.base_url)
+    return [StyleViewModel.model_validate(v) for v in views]

@@ -21,7 +21,7 @@ from typing import Any
 
 from wasdi_sdk.models import PrimitiveResult
 
-from ..errors import BadRequest
+from ..errors import BadRequest, NotAvailable
 from ..services.readers import stem_of
 from .answers import FileResult
 from .framework import Call, handles
@@ -75,6 +75,29 @@ def ingest(call: Call) -> PrimitiveResult:
     process_id = call.services.products.ingest_existing(call.caller, p["workspace"], p["file"], style=p["style"],
                                                         platform=p["platform"], parent=p["parent"])
     return PrimitiveResult(bool_value=True, int_value=200, string_value=process_id)
+
+
+@handles("files.ingest_upload")
+def ingest_upload(call: Call) -> PrimitiveResult:
+    p = call.params
+    process_id = call.services.products.ingest_from_folder(
+        call.caller, call.services.uploads.folder(call.caller.user_id), p["workspace"], p["file"], style=p["style"],
+        platform=p["platform"], parent=p["parent"])
+    return PrimitiveResult(bool_value=True, int_value=200, string_value=process_id)
+
+
+NO_SFTP = ("Transfers to FTP and SFTP servers are not available on this server: download the file "
+           "(/catalog/downloadbyname) and send it from your own machine.")
+
+
+@handles("files.ftp_upload")
+def ftp_upload(call: Call) -> PrimitiveResult:
+    raise NotAvailable(NO_SFTP)
+
+
+@handles("files.copy_to_sftp")
+def copy_to_sftp(call: Call) -> PrimitiveResult:
+    raise NotAvailable(NO_SFTP)
 
 
 class _Chunks:

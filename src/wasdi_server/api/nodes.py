@@ -31,6 +31,11 @@ def update_node(call: Call) -> None:
     call.services.nodes.update(call.caller, body.to_wire())
 
 
+@handles("nodes.delete")
+def delete_node(call: Call) -> None:
+    call.services.nodes.delete(call.caller, call.params["node"])
+
+
 @handles("nodes.share_add")
 def share_node(call: Call) -> PrimitiveResult:
     p = call.params

@@ -7,9 +7,11 @@ import os
 import signal
 import subprocess
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..services import Services
@@ -21,6 +23,10 @@ class OperationStopped(Exception):
 
 class OperationFailed(Exception):
     """An operation's own failure, with a message for the process payload and the broker message."""
+
+
+class OperationTimedOut(OperationFailed):
+    """A subprocess of an operation ran past its time limit (it has been killed)."""
 
 
 @dataclass
@@ -64,23 +70,49 @@ class OperationContext:
         self.services.processes.update(self.process_id, {"payload": payload})
 
     def run(self, command: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | None = None,
-            timeout: float | None = None) -> int:
-        """Run a subprocess in its own process group (so a stop kills its whole tree); its exit code."""
+            timeout: float | None = None, on_output: Callable[[str], None] | None = None) -> int:
+        """Run a subprocess in its own process group (so a stop kills its whole tree); its exit code.
+
+        ``timeout``: after that many seconds the tree is killed and ``OperationTimedOut`` raised.
+        ``on_output``: receives each line the process writes (stdout and stderr merged), as it comes.
+        """
         child = subprocess.Popen(list(command), env=dict(env) if env is not None else None, cwd=cwd,
-                                 start_new_session=True)
+                                 start_new_session=True, stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.PIPE if on_output else None,
+                                 stderr=subprocess.STDOUT if on_output else None)
         self.children.append(child)
         self.services.processes.update(self.process_id, {"pid": child.pid})
+        reader = None
+        if on_output is not None and child.stdout is not None:
+            reader = threading.Thread(target=_pump_lines, args=(child.stdout, on_output), daemon=True,
+                                      name=f"out-{self.process_id[:8]}")
+            reader.start()
+        deadline = None if timeout is None else time.monotonic() + timeout
         try:
             while True:
                 try:
-                    return child.wait(timeout=0.2 if timeout is None else min(0.2, timeout))
+                    code = child.wait(timeout=0.2)
+                    if reader is not None:
+                        reader.join(timeout=5.0)
+                    return code
                 except subprocess.TimeoutExpired:
                     if self.stop_event.is_set():
                         kill_group(child.pid)
                         child.wait()
                         raise OperationStopped(self.process_id) from None
+                    if deadline is not None and time.monotonic() >= deadline:
+                        kill_group(child.pid)
+                        child.wait()
+                        raise OperationTimedOut(f"{Path(command[0]).name} did not finish within {timeout:g} s "
+                                                "and was stopped") from None
         finally:
             self.children.remove(child)
+
+
+def _pump_lines(stream: IO[bytes], on_output: Callable[[str], None]) -> None:
+    with stream:
+        for raw in iter(stream.readline, b""):
+            on_output(raw.decode("utf-8", errors="replace").rstrip("\r\n"))
 
 
 def kill_group(pid: int, grace: float = 3.0) -> None:

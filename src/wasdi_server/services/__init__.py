@@ -36,6 +36,7 @@ from .sharing import SharingService
 from .styles import StyleService
 from .subscriptions import SubscriptionService
 from .uploads import UploadAccountService
+from .workflows import WorkflowService
 from .workspaces import WorkspaceService
 
 COLLECTIONS: dict[str, str] = {
@@ -62,6 +63,7 @@ COLLECTIONS: dict[str, str] = {
     "reviews": "reviewId",
     "review_comments": "commentId",
     "app_payments": "appPaymentId",
+    "workflows": "workflowId",
 }
 
 
@@ -95,6 +97,7 @@ class Services:
     reviews: ReviewService
     app_store: AppStoreService
     app_payments: AppPaymentService
+    workflows: WorkflowService
     search: SearchService = field(init=False)
     launcher: Launcher = field(init=False)
     maps: MapService = field(init=False)
@@ -154,6 +157,8 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
     param_templates = ParamTemplateService(c("processor_parameter_templates"), app_records, sharing)
     process_logs = ProcessLogService(RunLogs(settings.data_dir / "logs"), processes)
     workspaces.delete_hooks.append(process_logs.remove_for_workspace)
+    workflows = WorkflowService(c("workflows"), sharing, products, settings.workflows_root, settings.node_code,
+                                settings.public_url)
     services = Services(
         settings=settings, store=store, mailer=mailer, users=users,
         sessions=SessionService(c("sessions"), users, settings.session_idle_hours, settings.disable_authentication),
@@ -169,6 +174,7 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
         process_stats=ProcessStatistics(processes, workspaces, c("subscriptions"), sharing, nodes, settings.node_code),
         images=images, styles=styles,
         param_templates=param_templates, reviews=reviews, app_store=app_store, app_payments=app_payments,
+        workflows=workflows,
     )
     services.search = SearchService(missions, SearchProviders.from_settings(settings))
     services.maps = MapService(c("layers"), workspaces, styles, map_server)

@@ -216,6 +216,15 @@ class NodeService:
             raise BadRequest(MSG_INVALID_NODE)
         return updated
 
+    def delete(self, caller: User, code: str | None) -> None:
+        """Remove a registered node and its sharings (admins); this node itself is not a record to remove."""
+        self.require_admin(caller)
+        with self.nodes.transaction():
+            doc = self.registered(code)
+            if self.sharing is not None:
+                self.sharing.remove_all(self.resource(doc["nodeCode"]))
+            self.nodes.delete(doc["nodeCode"])
+
     def share(self, caller: User, code: str | None, user_id: str | None, rights: str | None) -> ShareOutcome:
         """Share a registered node with a user (admins only: 403 for others)."""
         self.require_admin(caller, Forbidden)

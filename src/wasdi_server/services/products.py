@@ -262,6 +262,25 @@ class ProductService:
             raise NotFound(f"{name} is not in the workspace folder")
         return self.queue_ingest(user, workspace, name, style=style, platform=platform, parent=parent)
 
+    def ingest_from_folder(self, user: User, source_folder: Path, workspace_id: str | None, file_name: str | None,
+                           *, style: str | None = None, platform: str | None = None, parent: str | None = None) -> str:
+        """``/catalog/upload/ingest``: move ``file_name`` from ``source_folder`` (the caller's upload account)
+        into the workspace folder and queue its INGEST; 400 bad name, 403 no write access, 404 no such file."""
+        name = check_product_name(file_name, "file name")
+        workspace = self.writable(user, workspace_id)
+        source = inside(source_folder, name)
+        if not source.is_file():
+            raise NotFound(f"{name} is not among the files of your upload account")
+        target = self.file_path(workspace, name)
+        if target.is_dir():
+            raise BadRequest(f"{name} is a folder in the workspace")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            shutil.move(source, target)
+        finally:
+            self.workspaces.refresh_storage_size(workspace)
+        return self.queue_ingest(user, workspace, name, style=style, platform=platform, parent=parent)
+
     def add_to_workspace(self, user: User, workspace_id: str | None, file_name: str | None) -> bool:
         """``/product/addtows``: make a file already in the folder a product (read synchronously)."""
         name = check_product_name(file_name)

@@ -1,0 +1,105 @@
+"""The GRAPH operation: run a workflow's SNAP graph with ``gpt`` and add its outputs to the workspace.
+
+The graph is read from the workflow's file when the operation starts, its ``templateParams``
+replaced, and each Read / Write node's ``file`` set to the input / output file in the workspace
+folder (``snap_graphs.render_run_graph``).  ``gpt`` is the ``snap_gpt`` setting, else ``gpt`` on
+the PATH; without one the operation ends ERROR saying so.  It runs in its own process group with
+only the environment it needs (PATH, JAVA_HOME, a private HOME), at most ``graph_timeout_seconds``;
+every line it prints goes to the run log.  Each output file it wrote becomes a product of the
+workspace (the INGEST path) and a GRAPH broker message; a missing output or a non-zero exit is an
+ERROR.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from ..services.messages import OK
+from ..services.snap_graphs import render_run_graph
+from .operations import OperationContext, OperationFailed, operation
+from .ops_products import reported
+
+NO_GPT = ("SNAP's gpt was not found on this server (set snap_gpt to its path, or put gpt on the PATH): "
+          "the workflow cannot run")
+
+
+def find_gpt(configured: str) -> str | None:
+    """The gpt executable: the configured path (or command name), else ``gpt`` on the PATH."""
+    if configured:
+        path = Path(configured).expanduser()
+        if path.is_file() and os.access(path, os.X_OK):
+            return str(path)
+        return shutil.which(configured)
+    return shutil.which("gpt")
+
+
+def gpt_environment(home: Path) -> dict[str, str]:
+    env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(home), "LANG": "C.UTF-8"}
+    for name in ("JAVA_HOME", "SNAP_HOME", "TMPDIR"):
+        if os.environ.get(name):
+            env[name] = os.environ[name]
+    return env
+
+
+@operation("GRAPH")
+@reported
+def run_graph(ctx: OperationContext) -> bool:
+    services = ctx.services
+    p = ctx.parameter
+    log = services.process_logs
+
+    def say(line: str) -> None:
+        log.write(ctx.process_id, line)
+
+    workflow = services.workflows.get(str(p.get("workflowId") or ""))
+    if workflow is None:
+        raise OperationFailed("the workflow of this run no longer exists")
+    gpt = find_gpt(services.settings.snap_gpt)
+    if gpt is None:
+        say(NO_GPT)
+        raise OperationFailed(NO_GPT)
+    workspace = services.workspaces.load(ctx.workspace_id)
+    products = services.products
+    inputs = {str(node): products.file_path(workspace, str(name)).resolve()
+              for node, name in zip(p.get("inputNodeNames") or [], p.get("inputFileNames") or [], strict=True)}
+    output_names = [str(n) for n in p.get("outputFileNames") or []]
+    outputs = {str(node): products.file_path(workspace, name).resolve()
+               for node, name in zip(p.get("outputNodeNames") or [], output_names, strict=True)}
+    for path in inputs.values():
+        if not path.exists():
+            raise OperationFailed(f"the input {path.name} is no longer in the workspace")
+    try:
+        data = services.workflows.graph_path(workflow["workflowId"]).read_bytes()
+    except FileNotFoundError as e:
+        raise OperationFailed("the workflow's graph file is not on this node") from e
+    graph = render_run_graph(data, dict(p.get("templateParams") or {}), inputs, outputs)
+    folder = services.workspaces.folder(workspace)
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".graph-", dir=folder) as work:
+        graph_file = Path(work) / "graph.xml"
+        graph_file.write_bytes(graph)
+        say(f"running the workflow {workflow.get('name')} with {Path(gpt).name}")
+        ctx.progress(5)
+        code = ctx.run([gpt, str(graph_file)], env=gpt_environment(Path(work)), cwd=work,
+                       timeout=services.settings.graph_timeout_seconds, on_output=say)
+    services.workspaces.refresh_storage_size(workspace)
+    if code != 0:
+        say(f"gpt ended with exit code {code}")
+        raise OperationFailed(f"gpt ended with exit code {code}")
+    missing = [name for name in output_names if not products.file_path(workspace, name).exists()]
+    if missing:
+        raise OperationFailed("gpt did not write " + ", ".join(missing))
+    ctx.progress(90)
+    size = 0
+    for name in output_names:
+        ctx.check_stopped()
+        record = products.ingest_file(workspace, name)
+        size += int(record.get("fileSize") or 0)
+        services.messages.send("GRAPH", products.view(record), ctx.workspace_id, result=OK)
+        say(f"added {name} to the workspace")
+    services.processes.set_file_size(ctx.process_id, size)
+    ctx.set_payload(", ".join(output_names))
+    return True
