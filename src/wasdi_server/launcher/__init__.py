@@ -1,6 +1,9 @@
 """The launcher: queued operations, their worker pool, and the registry of operation handlers."""
 
-from . import ops_products  # noqa: F401  (registers INGEST, READMETADATA, DOWNLOAD, SHARE, PUBLISHBAND, DELETE)
+from . import (
+    ops_apps,  # noqa: F401  (registers DEPLOYPROCESSOR, RUNPROCESSOR, ENVIRONMENTUPDATE ... : the apps)
+    ops_products,  # noqa: F401  (registers INGEST, READMETADATA, DOWNLOAD, SHARE, PUBLISHBAND, DELETE)
+)
 from .operations import OPERATIONS, OperationContext, OperationFailed, OperationStopped, operation
 from .pool import Launcher
 

@@ -12,6 +12,9 @@ from ..providers.search import SearchProviders
 from ..settings import Settings
 from ..store import Store, open_store
 from ..store.logs import RunLogs
+from .app_environments import AppEnvironmentService
+from .app_records import AppRecords
+from .apps import AppService
 from .credits import CreditService
 from .identity import UserService
 from .images import ImageService
@@ -82,6 +85,8 @@ class Services:
     images: ImageService
     styles: StyleService
     search: SearchService = field(init=False)
+    apps: AppService = field(init=False)
+    app_environments: AppEnvironmentService = field(init=False)
     launcher: Launcher = field(init=False)
 
     def __post_init__(self) -> None:
@@ -149,4 +154,6 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
         images=images, styles=styles,
     )
     services.search = SearchService(missions, SearchProviders.from_settings(settings))
+    services.apps = AppService(AppRecords(c("processors"), sharing), settings, workspaces, processes, products)
+    services.app_environments = AppEnvironmentService(services.apps)
     return services

@@ -23,6 +23,10 @@ class ProcessLogService:
         record = self.processes.writable(user, process_id)
         return self.logs.append(record["processObjId"], text.rstrip("\r\n")[:MAX_LINE], now_ms())
 
+    def write(self, process_id: str, text: str) -> int:
+        """A line the server itself adds (an app's output, a launcher note): no caller, no access check."""
+        return self.logs.append(process_id, text.rstrip("\r\n")[:MAX_LINE], now_ms())
+
     def count(self, user: User, process_id: str | None) -> int:
         return self.logs.count(self.processes.readable(user, process_id)["processObjId"])
 
