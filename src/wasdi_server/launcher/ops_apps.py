@@ -21,6 +21,9 @@ from ..services.processes import DONE, TERMINAL
 from .engines import AppLayout, EngineError, Launch
 from .operations import OperationContext, OperationFailed, OperationStopped, OperationTimedOut, operation
 
+SECONDS_PER_MINUTE = 60.0
+"""An app's ``minuteTimeout`` in seconds is this times its minutes (a test shortens the minute)."""
+
 
 def _app(ctx: OperationContext) -> dict[str, Any]:
     processor_id = ctx.parameter.get("processorId")
@@ -145,7 +148,7 @@ def run_app(ctx: OperationContext) -> bool:
     }
 
     def runner(argv: Any, env: Any, cwd: Path) -> int:
-        return ctx.run(argv, env=env, cwd=str(cwd), timeout=minutes * 60 if minutes > 0 else None,
+        return ctx.run(argv, env=env, cwd=str(cwd), timeout=minutes * SECONDS_PER_MINUTE if minutes > 0 else None,
                        on_output=log)
 
     try:
