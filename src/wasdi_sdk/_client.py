@@ -19,6 +19,7 @@ from .resources import (
     ImagesResource,
     NodesResource,
     OrganizationsResource,
+    PackageManagerResource,
     ProcessesResource,
     ProcessorsResource,
     ProductsResource,
@@ -52,8 +53,13 @@ class WasdiClient(BaseClient):
 
     @cached_property
     def processors(self) -> ProcessorsResource:
-        """/processors: so far the run logs of processes."""
+        """/processors: apps: upload, deploys, runs, logs, files and UI."""
         return ProcessorsResource(self)
+
+    @cached_property
+    def package_manager(self) -> PackageManagerResource:
+        """/packageManager: the package environment of an app."""
+        return PackageManagerResource(self)
 
     @cached_property
     def processes(self) -> ProcessesResource:

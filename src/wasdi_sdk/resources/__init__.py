@@ -7,6 +7,7 @@ from .files import FilesResource
 from .images import ImagesResource
 from .nodes import NodesResource
 from .organizations import OrganizationsResource
+from .package_manager import PackageManagerResource
 from .processes import ProcessesResource
 from .processors import ProcessorsResource
 from .products import ProductsResource
@@ -25,6 +26,7 @@ RESOURCES: dict[str, type] = {
     "images": ImagesResource,
     "nodes": NodesResource,
     "organizations": OrganizationsResource,
+    "package_manager": PackageManagerResource,
     "processes": ProcessesResource,
     "processors": ProcessorsResource,
     "products": ProductsResource,
@@ -45,6 +47,7 @@ __all__ = [
     "ImagesResource",
     "NodesResource",
     "OrganizationsResource",
+    "PackageManagerResource",
     "ProcessesResource",
     "ProcessorsResource",
     "ProductsResource",
