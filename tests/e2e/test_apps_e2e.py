@@ -234,3 +234,16 @@ def test_the_run_endpoint_takes_url_encoded_bodies_and_query_parameters(apps_ser
     assert api.wait(r.json()["processingIdentifier"]) == "DONE"
     assert api.wait(via_get["processingIdentifier"]) == "DONE"
     assert api.payload(via_get["processingIdentifier"]) == {"greeting": "hello query"}
+
+
+def test_the_sdk_runs_an_app_and_waits_for_its_end(apps_server: RunningServer) -> None:
+    api = Api(apps_server)
+    api.upload("hello", {"myProcessor.py": HELLO})
+    api.upload("failing", {"myProcessor.py": FAILING})
+    with apps_server.sdk(ALICE) as sdk:
+        done = sdk.processors.run_and_wait(name="hello", workspace=api.workspace, params={"name": "sdk"}, timeout=60)
+        assert done.status == "DONE"
+        failed = sdk.processors.run_and_wait(name="failing", workspace=api.workspace, timeout=60,
+                                             raise_on_failure=False)
+        assert failed.status == "ERROR"
+    assert api.payload(str(done.process_obj_id)) == {"greeting": "hello sdk"}

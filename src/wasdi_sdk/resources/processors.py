@@ -109,7 +109,8 @@ class ProcessorsResource(APIResource):
             notify: bool | None = None, **options: Unpack[RequestOptions]) -> RunningProcessorViewModel:
         """Queue a run of an app in a workspace with JSON parameters; ``processing_identifier`` is its process.
 
-        A refused run (no access, unknown app or workspace, unpaid app ...) raises by meaning.
+        A refused run (no access, unknown app or workspace, unpaid app ...) comes as status ERROR with a
+        message and raises ``APIError`` carrying that message (the answer has no status to say more).
         """
         return cast(RunningProcessorViewModel, self._call("processors.run", query={
             "name": name, "workspace": workspace, "parent": parent, "notify": notify}, body=_encoded(params),
