@@ -10,6 +10,7 @@ import typer
 
 from . import __version__
 from .commands import (
+    apps,
     auth,
     credits,
     images,
@@ -49,6 +50,7 @@ app.add_typer(subscriptions.app, name="subscriptions")
 app.add_typer(projects.app, name="projects")
 app.add_typer(organizations.app, name="orgs")
 app.add_typer(products.app, name="products")
+app.add_typer(apps.app, name="apps")
 app.add_typer(imports.app)  # wasdi import URL at the top level
 app.add_typer(search.app)  # wasdi search --platform ... at the top level
 
