@@ -496,3 +496,33 @@ def test_package_manager_access_rules(http: httpx.Client, hello: dict[str, Any],
     assert http.get("/packageManager/environmentupdate",
                     params={"processorId": "nope", "workspace": workspace},
                     headers=people["owner"].headers).status_code == 400
+
+
+class QuickEngine:
+    """Runs ``true`` in place of an app."""
+
+    family = "test"
+
+    def run(self, app: AppLayout, launch: Launch, runner: Any) -> int:
+        return int(runner(["true"], {"PATH": "/usr/bin:/bin"}, app.folder))
+
+    def delete(self, app: AppLayout) -> None:
+        pass
+
+
+def test_notify_mails_the_user_when_the_run_ends(server: Server, http: httpx.Client, hello: dict[str, Any],
+                                                 alice: Person, workspace: str,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(server.services.apps, "engine", lambda doc: QuickEngine())
+    quiet = run(http, alice, "hello", workspace)["processingIdentifier"]
+    assert wait(server, quiet) == "DONE"
+    before = len(server.mails())
+    loud = run(http, alice, "hello", workspace, notify="true")["processingIdentifier"]
+    assert wait(server, loud) == "DONE"
+    for _ in range(100):
+        if len(server.mails()) > before:
+            break
+        time.sleep(0.05)
+    mails = server.mails()[before:]
+    assert len(mails) == 1
+    assert mails[0]["To"] == alice.user_id and "hello ended DONE" in mails[0]["Subject"]

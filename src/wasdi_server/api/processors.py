@@ -101,7 +101,7 @@ def app_help(call: Call) -> PrimitiveResult:
 
 def _run(call: Call, encoded: str | None) -> RunningProcessorViewModel:
     p = call.params
-    view = call.services.apps.run(call.caller, p["name"], p["workspace"], encoded, p["parent"])
+    view = call.services.apps.run(call.caller, p["name"], p["workspace"], encoded, p["parent"], p["notify"])
     return RunningProcessorViewModel.model_validate(view)
 
 

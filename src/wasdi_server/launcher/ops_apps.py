@@ -17,7 +17,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..services.processes import DONE, TERMINAL
+from ..providers.mail import send_quietly
+from ..services.apps import NOTIFY_FIELD
+from ..services.processes import DONE, STOPPED, TERMINAL
 from .engines import AppLayout, EngineError, Launch
 from .operations import OperationContext, OperationFailed, OperationStopped, OperationTimedOut, operation
 
@@ -151,25 +153,41 @@ def run_app(ctx: OperationContext) -> bool:
         return ctx.run(argv, env=env, cwd=str(cwd), timeout=minutes * SECONDS_PER_MINUTE if minutes > 0 else None,
                        on_output=log)
 
+    outcome = "ERROR"
     try:
         code = apps.engine(doc).run(layout, Launch(variables, scratch), runner)
     except EngineError as e:
         log(f"ERROR: {e}")
         raise OperationFailed(str(e)) from e
     except OperationTimedOut:
+        outcome = STOPPED
         log(f"stopped: the app ran longer than its timeout of {minutes} minutes")
         raise
     except OperationStopped:
+        outcome = STOPPED
         log("stopped on request")
         raise
+    else:
+        current = services.processes.get(ctx.process_id) or {}
+        if current.get("status") in TERMINAL:
+            outcome = str(current["status"])
+        else:
+            if code != 0:
+                log(f"the app ended with exit code {code}")
+            outcome = DONE if code == 0 else "ERROR"
+        return outcome == DONE
     finally:
         services.sessions.close(session)
         shutil.rmtree(scratch, ignore_errors=True)
-    current = services.processes.get(ctx.process_id) or {}
-    if current.get("status") in TERMINAL:
-        return current.get("status") == DONE
-    if code != 0:
-        log(f"the app ended with exit code {code}")
-    return code == 0
+        _notify(ctx, str(doc["name"]), outcome)
+
+
+def _notify(ctx: OperationContext, app_name: str, outcome: str) -> None:
+    """The mail a run started with ``notify`` sends its user when it ends."""
+    record = ctx.services.processes.get(ctx.process_id) or {}
+    if not record.get(NOTIFY_FIELD):
+        return
+    send_quietly(ctx.services.mailer, str(record["userId"]), f"WASDI: your app {app_name} ended {outcome}",
+                 f"The run {ctx.process_id} of {app_name} in workspace {ctx.workspace_id} ended {outcome}.\n")
 
 

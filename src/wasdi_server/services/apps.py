@@ -20,7 +20,8 @@ rows; where both are silent the choice is here):
   environment and the gallery; anyone else gets 401 (the contract lists no 403 for delete);
 - run: the workspace must be writable by the caller, the app readable and built; the storage quota is
   checked, then every ``run_guards`` callable (a priced app's payment check plugs in there); the JSON
-  parameters are stored on the RUNPROCESSOR process record (what ``/process/paramsbyid`` returns).
+  parameters are stored on the RUNPROCESSOR process record (what ``/process/paramsbyid`` returns); with
+  ``notify`` the user gets a mail when the run ends.
 """
 
 from __future__ import annotations
@@ -64,6 +65,8 @@ MAX_UI_BYTES = 1024 * 1024
 MAX_DESCRIPTION = 10_000
 _HELP_FILE = re.compile(r"^(readme|help)\.(md|txt)$", re.IGNORECASE)
 _BAD_NAME_CHARS = re.compile(r"[/\\#]")
+NOTIFY_FIELD = "notifyByMail"
+"""On a run's process record: mail its user when it ends (``notify`` of /processors/run)."""
 DEPLOY, REDEPLOY, LIBRARY_UPDATE, RUN = "DEPLOYPROCESSOR", "REDEPLOYPROCESSOR", "LIBRARYUPDATE", "RUNPROCESSOR"
 
 
@@ -393,7 +396,7 @@ class AppService:
 
     # -- runs ------------------------------------------------------------------------------------------
     def run(self, user: User, name: str | None, workspace_id: str | None, encoded: str | None,
-            parent: str | None) -> dict[str, Any]:
+            parent: str | None, notify: bool | None = None) -> dict[str, Any]:
         """Queue a run; the RunningProcessorViewModel fields."""
         try:
             workspace = self.workspaces.writable(user, workspace_id)
@@ -417,6 +420,8 @@ class AppService:
             parent_id = str(parent_record["processObjId"])
         record = self.processes.create(user, str(workspace["workspaceId"]), RUN, str(doc["name"]),
                                        subtype=str(doc.get("type") or ""), parameter=parameters, parent=parent_id)
+        if notify:
+            self.processes.update(record["processObjId"], {NOTIFY_FIELD: True})
         return {"processorId": doc["processorId"], "name": doc["name"],
                 "processingIdentifier": record["processObjId"], "status": record["status"],
                 "jsonEncodedResult": "", "message": ""}
