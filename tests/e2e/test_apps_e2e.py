@@ -88,7 +88,9 @@ def run():
 @pytest.fixture
 def apps_server(servers: ServerFactory, data_dir_with_workspace: Path, tmp_path: Path) -> RunningServer:
     config = tmp_path / "apps.toml"
-    config.write_text(f"apps_find_links = [{json.dumps(str(wheelhouse()))}]\napps_offline = true\n")
+    # One worker: a parent waiting for its children must free its slot for them, or the tests hang.
+    config.write_text(f"apps_find_links = [{json.dumps(str(wheelhouse()))}]\napps_offline = true\n"
+                      "launcher_workers = 1\n")
     return servers.start(data_dir_with_workspace, extra_args=("--config", str(config)))
 
 
