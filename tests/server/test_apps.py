@@ -120,7 +120,8 @@ def test_a_zip_of_the_app_folder_is_unpacked_from_inside_it(server: Server, http
     assert (server.settings.apps_root / "folder" / "myProcessor.py").is_file()
 
 
-@pytest.mark.parametrize(("name", "code"), [("a/b", 400), ("a#b", 400), ("Hello", 500), ("he llo", 500)])
+@pytest.mark.parametrize(("name", "code"), [("a/b", 400), ("a#b", 400), (".incoming", 400), ("Hello", 500),
+                                          ("he llo", 500)])
 def test_upload_refuses_bad_names_in_the_marker_style(http: httpx.Client, alice: Person, name: str, code: int) -> None:
     r = upload(http, alice, name)
     assert r.status_code == 200

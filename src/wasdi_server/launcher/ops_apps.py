@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -63,11 +64,28 @@ class BuildLog:
         self.run_log(text)
 
 
+_BUILD_LOCKS: dict[str, threading.Lock] = {}
+_BUILD_LOCKS_GUARD = threading.Lock()
+
+
+def _build_lock(name: str) -> threading.Lock:
+    """One change at a time to an app's environment (two builds of one venv would corrupt it)."""
+    with _BUILD_LOCKS_GUARD:
+        return _BUILD_LOCKS.setdefault(name, threading.Lock())
+
+
 def _build(ctx: OperationContext, title: str) -> bool:
+    with _build_lock(str(_app(ctx)["name"])):
+        return _locked_build(ctx, title)
+
+
+def _locked_build(ctx: OperationContext, title: str) -> bool:
     services = ctx.services
     apps = services.apps
     doc = _app(ctx)
     layout = apps.layout(doc)
+    # Runs are refused while the environment is rebuilt under them.
+    apps.records.processors.update(doc["processorId"], {"deployed": False, "deploymentOngoing": True})
     log = BuildLog(layout, ctx, fresh=True)
     log(f"{title} of {doc['name']} (type {doc.get('type')})")
     try:
@@ -96,6 +114,11 @@ def redeploy_app(ctx: OperationContext) -> bool:
 
 @operation("LIBRARYUPDATE")
 def update_library(ctx: OperationContext) -> bool:
+    with _build_lock(str(_app(ctx)["name"])):
+        return _update_library(ctx)
+
+
+def _update_library(ctx: OperationContext) -> bool:
     services = ctx.services
     doc = _app(ctx)
     layout = services.apps.layout(doc)
@@ -112,6 +135,11 @@ def update_library(ctx: OperationContext) -> bool:
 
 @operation("ENVIRONMENTUPDATE")
 def update_environment(ctx: OperationContext) -> bool:
+    with _build_lock(str(_app(ctx)["name"])):
+        return _update_environment(ctx)
+
+
+def _update_environment(ctx: OperationContext) -> bool:
     services = ctx.services
     doc = _app(ctx)
     layout = services.apps.layout(doc)

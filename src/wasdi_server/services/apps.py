@@ -3,7 +3,7 @@
 Rules (contract /processors, gaps §4 and the "uploadprocessor failures" and "processors/run failures"
 rows; where both are silent the choice is here):
 
-- names: no ``/``, ``\\`` or ``#`` (400 "<name> is not a valid filename"), lower case without spaces
+- names: no ``/``, ``\\`` or ``#`` and no leading dot (400 "<name> is not a valid filename"), lower case without spaces
   (500 "Processor Name MUST be lower case and without any space"), a plain folder name (path guard);
   unique: a taken name is 409 "The name <name> is already used. Please use a different name." unless
   ``force`` is set by the app's owner (or an admin), which replaces its files and rebuilds it;
@@ -180,7 +180,7 @@ class AppService:
         raw = name or ""
         if not raw.strip():
             raise BadRequest("missing name")
-        if _BAD_NAME_CHARS.search(raw):
+        if _BAD_NAME_CHARS.search(raw) or raw.startswith("."):
             raise BadRequest(f"{raw[:100]} is not a valid filename")
         if raw != raw.strip().lower() or " " in raw:
             raise ServerFailure("Processor Name MUST be lower case and without any space")
