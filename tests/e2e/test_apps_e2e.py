@@ -249,3 +249,25 @@ def test_the_sdk_runs_an_app_and_waits_for_its_end(apps_server: RunningServer) -
                                              raise_on_failure=False)
         assert failed.status == "ERROR"
     assert api.payload(str(done.process_obj_id)) == {"greeting": "hello sdk"}
+
+
+def test_an_app_left_running_by_a_killed_server_is_killed_at_restart(apps_server: RunningServer,
+                                                                      servers: ServerFactory, tmp_path: Path) -> None:
+    api = Api(apps_server)
+    api.upload("sleeper", {"myProcessor.py": SLEEPER})
+    process_id = api.run("sleeper")
+    end = time.monotonic() + 60
+    pid = 0
+    while time.monotonic() < end and not pid:
+        pid = next((int(line.split("pid=")[1]) for line in api.log(process_id) if "pid=" in line), 0)
+        time.sleep(0.1)
+    assert pid and _alive(pid)
+    apps_server.kill()
+    assert _alive(pid), "the app should outlive a killed server (its own session)"
+    config = tmp_path / "apps.toml"
+    restarted = servers.start(apps_server.data_dir, extra_args=("--config", str(config)))
+    end = time.monotonic() + 10
+    while _alive(pid) and time.monotonic() < end:
+        time.sleep(0.05)
+    assert not _alive(pid)
+    assert Api(restarted).status(process_id) == "ERROR"
