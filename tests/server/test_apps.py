@@ -527,3 +527,35 @@ def test_notify_mails_the_user_when_the_run_ends(server: Server, http: httpx.Cli
     mails = server.mails()[before:]
     assert len(mails) == 1
     assert mails[0]["To"] == alice.user_id and "hello ended DONE" in mails[0]["Subject"]
+
+
+def test_on_a_compute_node_nodedelete_works_and_main_node_calls_are_refused(tmp_path: Path) -> None:
+    node = Server(tmp_path / "node", node_code="node1", **app_settings())
+    try:
+        owner = node.add_user("alice@example.org")
+        other = node.add_user("bob@example.org")
+        with httpx.Client(transport=httpx.WSGITransport(app=node.app), base_url=BASE) as client:
+            doc = deploy(node, client, owner, "hello")
+            ws = str(node.services.workspaces.create(node.services.sessions.resolve(owner.token), "W")["workspaceId"])
+            pid = doc["processorId"]
+            assert client.get("/processors/delete", params={"processorId": pid},
+                              headers=owner.headers).status_code == 400
+            assert client.get("/packageManager/environmentActions", params={"name": "hello"},
+                              headers=owner.headers).status_code == 400
+            assert client.get("/packageManager/reset", params={"processorId": pid, "workspace": ws},
+                              headers=owner.headers).status_code == 400
+            assert client.get("/processors/nodedelete", params={"processorId": pid, "processorName": "other"},
+                              headers=owner.headers).status_code == 400
+            assert client.get("/processors/nodedelete", params={"processorId": pid, "processorName": "hello"},
+                              headers=other.headers).status_code == 401
+            assert client.get("/processors/nodedelete", params={"processorId": pid, "processorName": "hello"},
+                              headers=owner.headers).status_code == 200
+            assert node.services.apps.records.get(pid) is None
+            assert not (node.settings.apps_root / "hello").exists()
+    finally:
+        node.close()
+
+
+def test_getcwl_without_a_descriptor_is_204(server: Server, http: httpx.Client, hello: dict[str, Any],
+                                             alice: Person) -> None:
+    assert http.get("/processors/getcwl", params={"processorName": "hello"}, headers=alice.headers).status_code == 204
