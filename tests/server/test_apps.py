@@ -559,3 +559,16 @@ def test_on_a_compute_node_nodedelete_works_and_main_node_calls_are_refused(tmp_
 def test_getcwl_without_a_descriptor_is_204(server: Server, http: httpx.Client, hello: dict[str, Any],
                                              alice: Person) -> None:
     assert http.get("/processors/getcwl", params={"processorName": "hello"}, headers=alice.headers).status_code == 204
+
+
+def test_a_public_app_runs_for_everyone_but_its_files_and_build_stay_with_its_team(
+        server: Server, http: httpx.Client, hello: dict[str, Any], people: dict[str, Person]) -> None:
+    server.services.apps.records.processors.update(hello["processorId"], {"isPublic": 1})
+    stranger = people["stranger"]
+    assert http.get("/processors/help", params={"name": "hello"}, headers=stranger.headers).json()["boolValue"]
+    assert http.get("/processors/downloadprocessor", params={"processorId": hello["processorId"]},
+                    headers=stranger.headers).status_code == 403
+    assert http.get("/processors/logs/build", params={"processorId": hello["processorId"]},
+                    headers=stranger.headers).status_code == 403
+    assert http.get("/processors/downloadprocessor", params={"processorId": hello["processorId"]},
+                    headers=people["reader"].headers).status_code == 200

@@ -12,9 +12,10 @@ rows; where both are silent the choice is here):
 - the app's files live in ``<apps_root>/<name>/``; its environment and build log in
   ``<app_environments_root>/<name>/`` (the engine's); deploys, redeploys and library updates are launcher
   operations (DEPLOYPROCESSOR, REDEPLOYPROCESSOR, LIBRARYUPDATE) in the workspace given (or none);
-- read rights (``AppRecords``): public apps for everyone; owner, sharers, admins otherwise. Build log,
-  download and help need the app to be readable; changes need write rights (owner, ``write`` sharers,
-  admins);
+- read rights (``AppRecords``): public apps for everyone; owner, sharers, admins otherwise; help, UI,
+  package lists and runs need them.  The build log and the download of the app's files are for its owner,
+  sharers and admins only, public or not (its source is not published with it); changes need write rights
+  (owner, ``write`` sharers, admins);
 - delete: a caller with a sharing loses only the sharing; the owner or an admin runs the ``delete_hooks``
   (payments, templates, media plug in there), removes the sharings, the record, the files, the
   environment and the gallery; anyone else gets 401 (the contract lists no 403 for delete);
@@ -141,6 +142,15 @@ class AppService:
         if doc is None:
             raise BadRequest("invalid processor")
         if not self.records.can_read(user, doc):
+            raise Forbidden("MSG_ERROR_NO_ACCESS_RIGHTS_OBJECT_PROCESSOR")
+        return doc
+
+    def of_team(self, user: User, processor_id: str | None) -> dict[str, Any]:
+        """The app, for its owner, its sharers and admins (a public app's files and builds stay theirs)."""
+        doc = self.records.get(processor_id)
+        if doc is None:
+            raise BadRequest("invalid processor")
+        if not self.sharing.can_read(user, processor_resource(doc)):
             raise Forbidden("MSG_ERROR_NO_ACCESS_RIGHTS_OBJECT_PROCESSOR")
         return doc
 
@@ -356,14 +366,14 @@ class AppService:
         return "\n".join(texts)
 
     def build_log(self, user: User, processor_id: str | None) -> list[str]:
-        doc = self.readable(user, processor_id)
+        doc = self.of_team(user, processor_id)
         path = self.layout(doc).build_log
         if not path.is_file():
             return []
         return [line for line in path.read_text(encoding="utf-8", errors="replace").splitlines() if line]
 
     def download(self, user: User, processor_id: str | None) -> tuple[ZipStream, str]:
-        doc = self.readable(user, processor_id)
+        doc = self.of_team(user, processor_id)
         folder = self.layout(doc).folder
         if not folder.is_dir():
             raise NoContent("the app has no files on this node")
