@@ -572,3 +572,22 @@ def test_a_public_app_runs_for_everyone_but_its_files_and_build_stay_with_its_te
                     headers=stranger.headers).status_code == 403
     assert http.get("/processors/downloadprocessor", params={"processorId": hello["processorId"]},
                     headers=people["reader"].headers).status_code == 200
+
+
+def test_a_processor_id_among_the_parameters_does_not_pick_another_app(
+        server: Server, http: httpx.Client, alice: Person, bob: Person, monkeypatch: pytest.MonkeyPatch) -> None:
+    public = deploy(server, http, alice, "public", public=1)
+    private = deploy(server, http, alice, "private")
+    ran: list[str] = []
+
+    class Recording(QuickEngine):
+        def run(self, app: AppLayout, launch: Launch, runner: Any) -> int:
+            ran.append(app.name)
+            return super().run(app, launch, runner)
+
+    monkeypatch.setattr(server.services.apps, "engine", lambda doc: Recording())
+    bob_ws = str(server.services.workspaces.create(server.services.sessions.resolve(bob.token), "B")["workspaceId"])
+    view = run(http, bob, "public", bob_ws, json.dumps({"processorId": private["processorId"]}))
+    assert view["processorId"] == public["processorId"]
+    assert wait(server, view["processingIdentifier"]) == "DONE"
+    assert ran == ["public"]

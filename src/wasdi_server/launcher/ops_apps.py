@@ -29,10 +29,15 @@ SECONDS_PER_MINUTE = 60.0
 
 
 def _app(ctx: OperationContext) -> dict[str, Any]:
-    processor_id = ctx.parameter.get("processorId")
-    doc = ctx.services.apps.records.get(str(processor_id)) if processor_id else None
+    """The app an operation is about: by the id its build operations carry, else by the record's name.
+
+    A run's parameter is the user's own JSON, so a RUNPROCESSOR is always found by name (a ``processorId``
+    among the user's parameters must not pick another app)."""
+    records = ctx.services.apps.records
+    processor_id = ctx.parameter.get("processorId") if ctx.record.get("operationType") != "RUNPROCESSOR" else None
+    doc = records.get(str(processor_id)) if processor_id else None
     if doc is None:
-        doc = ctx.services.apps.records.by_name(str(ctx.record.get("productName") or ""))
+        doc = records.by_name(str(ctx.record.get("productName") or ""))
     if doc is None:
         raise OperationFailed(f"the app {str(ctx.record.get('productName'))[:100]} no longer exists")
     return doc
