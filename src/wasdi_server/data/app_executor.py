@@ -24,6 +24,9 @@ def _start_library():
     import wasdi
 
     wasdi.setIsOnServer(True)
+    # The library's own tracing ("[INFO] waspy.updateProgressPerc( 50 )") is not the app's output: the run
+    # log keeps what the app prints and logs.
+    wasdi.setVerbose(False)
     # The library polls its server (imports, children, resumes) every 3 s by default; this server is
     # local to the app, so a shorter wait costs little and makes apps finish sooner.
     wasdi.setPollingSleepSeconds(POLLING_SECONDS)
