@@ -10,6 +10,7 @@ import typer
 
 from . import __version__
 from .commands import (
+    apps,
     auth,
     credits,
     images,
@@ -57,6 +58,7 @@ app.add_typer(organizations.app, name="orgs")
 app.add_typer(products.app, name="products")
 app.add_typer(market.app, name="market")
 app.add_typer(reviews.app, name="reviews")
+app.add_typer(apps.app, name="apps")
 app.add_typer(imports.app)  # wasdi import URL at the top level
 app.add_typer(search.app)  # wasdi search --platform ... at the top level
 

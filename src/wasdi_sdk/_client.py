@@ -21,6 +21,7 @@ from .resources import (
     MapsResource,
     NodesResource,
     OrganizationsResource,
+    PackageManagerResource,
     ParamTemplatesResource,
     ProcessesResource,
     ProcessorMediaResource,
@@ -57,7 +58,7 @@ class WasdiClient(BaseClient):
 
     @cached_property
     def processors(self) -> ProcessorsResource:
-        """/processors: apps in the store, their sharing and payments, and the run logs of processes."""
+        """/processors: apps: upload, deploy, run, logs, files and UI; the store, sharing and payments."""
         return ProcessorsResource(self)
 
     @cached_property
@@ -69,6 +70,11 @@ class WasdiClient(BaseClient):
     def processor_media(self) -> ProcessorMediaResource:
         """/processormedia: app-store categories and publishers, reviews and comments."""
         return ProcessorMediaResource(self)
+
+    @cached_property
+    def package_manager(self) -> PackageManagerResource:
+        """/packageManager: the package environment of an app."""
+        return PackageManagerResource(self)
 
     @cached_property
     def processes(self) -> ProcessesResource:

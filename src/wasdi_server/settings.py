@@ -130,6 +130,17 @@ class Settings:
     """SNAP's ``gpt`` executable that runs workflows (GRAPH operations); empty: ``gpt`` on the PATH."""
     graph_timeout_seconds: float = 6 * 3600.0
     """Longest a workflow run (one ``gpt`` call) may take before it is stopped and ends ERROR."""
+    apps_python: str = ""
+    """Interpreter the apps' environments are built on; empty: the server's own Python."""
+    apps_library: str = "wasdi==0.8.7.8"
+    """The official library installed in every Python app's environment (a requirement spec)."""
+    apps_find_links: list[str] = field(default_factory=list)
+    """Local folders of wheels the app environments install from (before, or with ``apps_offline`` instead
+    of, the package index); env: paths joined by ``,``."""
+    apps_offline: bool = False
+    """Build app environments from ``apps_find_links`` and the installer's cache only, never the index."""
+    apps_max_zip_bytes: int = 512 * 1024**2
+    """Largest app zip ``/processors/uploadprocessor`` and ``updatefiles`` accept (unpacked size too)."""
 
     @property
     def files_root(self) -> Path:
@@ -149,6 +160,16 @@ class Settings:
     def images_root(self) -> Path:
         """Root of the image collections: ``<images_root>/<collection>/[<folder>/]<name>``."""
         return self.data_dir / "images"
+
+    @property
+    def apps_root(self) -> Path:
+        """The apps' files: ``<apps_root>/<name>/`` (the uploaded zip unpacked)."""
+        return self.data_dir / "processors"
+
+    @property
+    def app_environments_root(self) -> Path:
+        """The apps' environments and build logs: ``<app_environments_root>/<name>/``."""
+        return self.data_dir / "app-environments"
 
     @property
     def styles_root(self) -> Path:

@@ -1,5 +1,5 @@
-"""``wasdi market``, ``wasdi reviews``, and the ``templates`` / ``share`` sub-apps the integrator mounts under
-``wasdi apps`` (mounted here on a stand-in ``apps`` group), against the in-process server."""
+"""``wasdi market``, ``wasdi reviews``, and ``wasdi apps templates`` / ``wasdi apps share``, against the
+in-process server."""
 
 from __future__ import annotations
 
@@ -8,21 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import typer
 from typer.testing import Result
 
 from tests.cli.conftest import ALICE, BOB, BOB_PASSWORD, Cli, lines
 from tests.server.app_fixtures import app_record
-from wasdi_cli.commands import app_sharing, app_templates
-from wasdi_cli.errors import WasdiGroup
-
-apps = typer.Typer(name="apps", cls=WasdiGroup, no_args_is_help=True)
-apps.add_typer(app_templates.app, name="templates")
-app_sharing.add_app_share_commands(apps)
 
 
 def run_apps(cli: Cli, *args: str, input: str | None = None) -> Result:
-    return cli.runner.invoke(apps, list(args), input=input)
+    return cli("apps", *args, input=input)
 
 
 def store_app(cli: Cli, owner: str, name: str, **fields: Any) -> dict[str, Any]:

@@ -192,15 +192,17 @@ class ServerFactory:
         self.workdir = workdir
         self.started: list[RunningServer] = []
 
-    def start(self, data_dir: Path, *, threads: int | None = None, timeout: float = START_TIMEOUT) -> RunningServer:
-        """A server on ``data_dir`` answering GET /wasdi/hello (a port race is retried)."""
+    def start(self, data_dir: Path, *, threads: int | None = None, timeout: float = START_TIMEOUT,
+              extra_args: tuple[str, ...] = ()) -> RunningServer:
+        """A server on ``data_dir`` answering GET /wasdi/hello (a port race is retried); ``extra_args`` are
+        added to its ``serve`` command line (e.g. ``--config FILE``)."""
         last: Exception | None = None
         for attempt in range(3):
             port = free_port()
             log_path = self.workdir / f"server-{len(self.started)}-{attempt}.log"
             log = open(log_path, "wb")  # noqa: SIM115  (the child writes it; closed right after the fork)
             try:
-                proc = subprocess.Popen(serve_command(data_dir, port, threads), env=server_env(),
+                proc = subprocess.Popen([*serve_command(data_dir, port, threads), *extra_args], env=server_env(),
                                         stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
             finally:
                 log.close()

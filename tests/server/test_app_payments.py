@@ -224,11 +224,31 @@ def test_on_app_delete_and_user_delete(server: Server, alice: Person, bob: Perso
     paid = add_payment(server, bob, paid_app).json["message"]
     collection.update(paid, {"buySuccess": True})
     with pytest.raises(BadRequest, match="not used yet"):
-        payments.on_app_delete(paid_app)
+        payments.check_app_delete(paid_app)
     payments.authorize_run(user(server, bob), paid_app, "{}")
+    payments.check_app_delete(paid_app)
     payments.on_app_delete(paid_app)
     payments.on_app_delete(paid_app)
     assert collection.get(unpaid) is None and collection.get(paid) is not None
     payments.delete_all_of_user(bob.user_id)
     payments.delete_all_of_user(bob.user_id)
     assert collection.all() == []
+
+
+def test_the_run_and_delete_paths_call_the_payment_rules(server: Server, alice: Person, bob: Person,
+                                                        paid_app: dict[str, Any]) -> None:
+    """Wiring: /processors/run refuses an unpaid priced run, and the owner's delete waits for paid runs."""
+    ws = server.get("/ws/create", bob, name="runs").json["stringValue"]
+    server.services.store.collection("processors").update(paid_app["processorId"], {"deployed": True})
+    refused = server.post("/processors/run", bob, params={"name": paid_app["name"], "workspace": ws}, body="{}")
+    assert refused.status_code == 200 and refused.json["status"] == "ERROR"
+    assert "not be paid" in refused.json["message"]
+    assert server.get("/process/byws", bob, workspace=ws).json == []
+    paid = add_payment(server, bob, paid_app).json["message"]
+    server.services.store.collection("app_payments").update(paid, {"buySuccess": True})
+    r = server.get("/processors/delete", alice, processorId=paid_app["processorId"])
+    assert r.status_code == 400
+    assert server.services.store.collection("processors").get(paid_app["processorId"]) is not None
+    # An admin deleting the owner's whole estate is not held back by it.
+    server.services.apps.delete_all_of_user(alice.user_id)
+    assert server.services.store.collection("processors").get(paid_app["processorId"]) is None

@@ -431,7 +431,9 @@ def test_run_timeout_stops_gpt(server: Server, http: httpx.Client, alice: Person
     wid = create(server, http, alice, "slow")
     answer = run(http, alice, input_ws, {"workflowId": wid, "inputFileNames": ["scene.tif"]})
     record = wait_process(server, answer["stringValue"])
-    assert record["status"] == "ERROR" and "did not finish" in record["payload"]
+    assert record["status"] == "STOPPED" and "did not finish" in record["payload"]
+    lines = [row["logRow"] for row in server.services.process_logs.logs.read(answer["stringValue"])]
+    assert any("did not finish" in line for line in lines)
 
 
 @pytest.mark.parametrize(("body", "code"), [

@@ -53,10 +53,12 @@ class Param:
     required: bool = False
     default: Any = None
     doc: str = ""
+    python: str = ""
+    """The SDK's argument name when the snake-case wire name would clash (e.g. with the ``timeout`` option)."""
 
     @property
     def python_name(self) -> str:
-        return to_snake(self.name)
+        return self.python or to_snake(self.name)
 
 
 class BodyKind(enum.Enum):

@@ -9,6 +9,7 @@ from .images import ImagesResource
 from .maps import MapsResource
 from .nodes import NodesResource
 from .organizations import OrganizationsResource
+from .package_manager import PackageManagerResource
 from .param_templates import ParamTemplatesResource
 from .processes import ProcessesResource
 from .processor_media import ProcessorMediaResource
@@ -32,6 +33,7 @@ RESOURCES: dict[str, type] = {
     "nodes": NodesResource,
     "organizations": OrganizationsResource,
     "param_templates": ParamTemplatesResource,
+    "package_manager": PackageManagerResource,
     "processes": ProcessesResource,
     "processor_media": ProcessorMediaResource,
     "processors": ProcessorsResource,
@@ -56,6 +58,7 @@ __all__ = [
     "MapsResource",
     "NodesResource",
     "OrganizationsResource",
+    "PackageManagerResource",
     "ParamTemplatesResource",
     "ProcessesResource",
     "ProcessorMediaResource",

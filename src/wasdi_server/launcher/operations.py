@@ -10,7 +10,6 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -21,12 +20,16 @@ class OperationStopped(Exception):
     """Raised inside an operation when it has been asked to stop."""
 
 
+class OperationTimedOut(OperationStopped):
+    """Raised inside an operation whose subprocess ran longer than its timeout (the run ends STOPPED)."""
+
+    def __init__(self, process_id: str, seconds: float) -> None:
+        super().__init__(process_id)
+        self.seconds = seconds
+
+
 class OperationFailed(Exception):
     """An operation's own failure, with a message for the process payload and the broker message."""
-
-
-class OperationTimedOut(OperationFailed):
-    """A subprocess of an operation ran past its time limit (it has been killed)."""
 
 
 @dataclass
@@ -73,63 +76,84 @@ class OperationContext:
             timeout: float | None = None, on_output: Callable[[str], None] | None = None) -> int:
         """Run a subprocess in its own process group (so a stop kills its whole tree); its exit code.
 
-        ``timeout``: after that many seconds the tree is killed and ``OperationTimedOut`` raised.
-        ``on_output``: receives each line the process writes (stdout and stderr merged), as it comes.
+        A stop request or ``timeout`` seconds of running kill the group; the first raises
+        ``OperationStopped``, the second ``OperationTimedOut``.  With ``on_output`` the child's stdout and
+        stderr (merged) are handed over line by line as they arrive.
         """
+        capture = on_output is not None
         child = subprocess.Popen(list(command), env=dict(env) if env is not None else None, cwd=cwd,
                                  start_new_session=True, stdin=subprocess.DEVNULL,
-                                 stdout=subprocess.PIPE if on_output else None,
-                                 stderr=subprocess.STDOUT if on_output else None)
-        self.children.append(child)
-        self.services.processes.update(self.process_id, {"pid": child.pid})
+                                 stdout=subprocess.PIPE if capture else None,
+                                 stderr=subprocess.STDOUT if capture else None)
         reader = None
         if on_output is not None and child.stdout is not None:
-            reader = threading.Thread(target=_pump_lines, args=(child.stdout, on_output), daemon=True,
-                                      name=f"out-{self.process_id[:8]}")
+            reader = threading.Thread(target=_pump, args=(child.stdout, on_output), daemon=True,
+                                      name=f"out-{child.pid}")
             reader.start()
-        deadline = None if timeout is None else time.monotonic() + timeout
+        self.children.append(child)
+        self.services.processes.update(self.process_id, {"pid": child.pid})
+        deadline = None if timeout is None or timeout <= 0 else time.monotonic() + timeout
         try:
             while True:
                 try:
-                    code = child.wait(timeout=0.2)
-                    if reader is not None:
-                        reader.join(timeout=5.0)
-                    return code
+                    return child.wait(timeout=0.1)
                 except subprocess.TimeoutExpired:
                     if self.stop_event.is_set():
-                        kill_group(child.pid)
-                        child.wait()
+                        kill_group(child.pid, child=child)
                         raise OperationStopped(self.process_id) from None
                     if deadline is not None and time.monotonic() >= deadline:
-                        kill_group(child.pid)
-                        child.wait()
-                        raise OperationTimedOut(f"{Path(command[0]).name} did not finish within {timeout:g} s "
-                                                "and was stopped") from None
+                        kill_group(child.pid, child=child)
+                        raise OperationTimedOut(self.process_id, timeout or 0) from None
         finally:
             self.children.remove(child)
+            if reader is not None:
+                # A grandchild that escaped the group could hold the pipe open: do not wait for it forever.
+                reader.join(5.0)
 
 
-def _pump_lines(stream: IO[bytes], on_output: Callable[[str], None]) -> None:
+def _pump(stream: IO[bytes], on_output: Callable[[str], None]) -> None:
     with stream:
-        for raw in iter(stream.readline, b""):
-            on_output(raw.decode("utf-8", errors="replace").rstrip("\r\n"))
+        for raw in stream:
+            text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+            if text.strip():
+                on_output(text)
 
 
-def kill_group(pid: int, grace: float = 3.0) -> None:
-    """SIGTERM the process group of ``pid``, then SIGKILL what is left after ``grace`` seconds."""
+def kill_group(pid: int, grace: float = 3.0, child: subprocess.Popen[bytes] | None = None) -> None:
+    """SIGTERM the process group of ``pid``, then SIGKILL what is left after ``grace`` seconds.
+
+    The group counts as gone once its leader is reaped and no member is left: the leader is reaped here
+    (``child`` when this process started it, else a non-blocking ``waitpid``), because an unreaped leader
+    is a zombie that keeps its group alive for ``killpg`` and would make every call wait the full grace.
+    """
     try:
         os.killpg(pid, signal.SIGTERM)
     except (ProcessLookupError, PermissionError):
+        _reap(pid, child)
         return
-    deadline = threading.Event()
-    for _ in range(int(grace * 10)):
+    end = time.monotonic() + grace
+    while time.monotonic() < end:
+        _reap(pid, child)
         try:
             os.killpg(pid, 0)
         except ProcessLookupError:
             return
-        deadline.wait(0.1)
+        time.sleep(0.02)
     with contextlib.suppress(ProcessLookupError):
         os.killpg(pid, signal.SIGKILL)
+    if child is not None:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            child.wait(timeout=grace)
+    else:
+        _reap(pid, None)
+
+
+def _reap(pid: int, child: subprocess.Popen[bytes] | None) -> None:
+    if child is not None:
+        child.poll()
+        return
+    with contextlib.suppress(ChildProcessError, OSError):
+        os.waitpid(pid, os.WNOHANG)
 
 
 OperationHandler = Callable[[OperationContext], bool | None]

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..services.messages import OK
 from ..services.snap_graphs import render_run_graph
-from .operations import OperationContext, OperationFailed, operation
+from .operations import OperationContext, OperationFailed, OperationTimedOut, operation
 from .ops_products import reported
 
 NO_GPT = ("SNAP's gpt was not found on this server (set snap_gpt to its path, or put gpt on the PATH): "
@@ -83,8 +83,15 @@ def run_graph(ctx: OperationContext) -> bool:
         graph_file.write_bytes(graph)
         say(f"running the workflow {workflow.get('name')} with {Path(gpt).name}")
         ctx.progress(5)
-        code = ctx.run([gpt, str(graph_file)], env=gpt_environment(Path(work)), cwd=work,
-                       timeout=services.settings.graph_timeout_seconds, on_output=say)
+        timeout = services.settings.graph_timeout_seconds
+        try:
+            code = ctx.run([gpt, str(graph_file)], env=gpt_environment(Path(work)), cwd=work, timeout=timeout,
+                           on_output=say)
+        except OperationTimedOut:
+            # A timeout ends STOPPED (gaps §5: stopped by the user or by a timeout); the log says which.
+            say(f"stopped: gpt did not finish within {timeout:g} s")
+            ctx.set_payload(f"gpt did not finish within {timeout:g} s and was stopped")
+            raise
     services.workspaces.refresh_storage_size(workspace)
     if code != 0:
         say(f"gpt ended with exit code {code}")

@@ -6,7 +6,8 @@ A WAITING record does not hold a slot, so its children can run.
 
 After a restart nothing is left RUNNING forever: records of this node found RUNNING, WAITING or READY
 at start belonged to workers that no longer exist, so they become ERROR (with an end time and a
-message); CREATED records stay queued and run.  Rerunning half-done work automatically could repeat
+message), and an app such a worker started (in its own session, so it outlived the server) is killed;
+CREATED records stay queued and run.  Rerunning half-done work automatically could repeat
 side effects (imports, payments of apps), so failing visibly is the safer rule.
 """
 
@@ -16,7 +17,6 @@ import logging
 import threading
 from typing import TYPE_CHECKING, Any
 
-from ..services.identity import now_ms
 from ..services.processes import CREATED, DONE, ERROR, READY, RUNNING, STOPPED, TERMINAL, WAITING
 from .operations import OPERATIONS, OperationContext, OperationFailed, OperationStopped, kill_group
 
@@ -25,6 +25,23 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("wasdi_server.launcher")
 RESTART_MESSAGE = "interrupted by a server restart"
+
+
+def _kill_leftover(record: dict[str, Any]) -> None:
+    """Kill the process group a killed server left running for ``record`` (an app started in its own session
+    outlives its server).  Only a process whose environment names this very record is touched, so a pid
+    reused since by something else is left alone."""
+    pid = int(record.get("pid") or 0)
+    if pid <= 0:
+        return
+    marker = f"WASDI_PROCESS_WORKSPACE_ID={record['processObjId']}".encode()
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as handle:
+            variables = handle.read().split(b"\0")
+    except OSError:
+        return
+    if marker in variables:
+        kill_group(pid, grace=2.0)
 
 
 class Launcher:
@@ -74,6 +91,7 @@ class Launcher:
         processes = self.services.processes
         orphans = [r for r in processes.active_on_node() if r["status"] in (RUNNING, WAITING, READY)]
         for record in orphans:
+            _kill_leftover(record)
             processes.update(record["processObjId"], {"payload": record.get("payload") or RESTART_MESSAGE})
             done = processes.set_status(record["processObjId"], ERROR, notify=True, only_if_active=True)
             if done is not None:
@@ -152,7 +170,7 @@ class Launcher:
             if message:
                 processes.update(ctx.process_id, {"payload": message})
                 # The run log is where people look first for why a run failed.
-                self.services.process_logs.logs.append(ctx.process_id, message, now_ms())
+                self.services.process_logs.write(ctx.process_id, message)
             # The operation itself (or an application, or a stop) may already have set a final state.
             current = processes.get(ctx.process_id)
             if current is not None and current["status"] not in TERMINAL:

@@ -12,9 +12,11 @@ from ..providers.search import SearchProviders
 from ..settings import Settings
 from ..store import Store, open_store
 from ..store.logs import RunLogs
+from .app_environments import AppEnvironmentService
 from .app_payments import AppPaymentService
 from .app_records import AppRecords
 from .app_store import AppStoreService
+from .apps import AppService
 from .credits import CreditService
 from .identity import UserService
 from .images import ImageService
@@ -99,6 +101,8 @@ class Services:
     app_payments: AppPaymentService
     workflows: WorkflowService
     search: SearchService = field(init=False)
+    apps: AppService = field(init=False)
+    app_environments: AppEnvironmentService = field(init=False)
     launcher: Launcher = field(init=False)
     maps: MapService = field(init=False)
 
@@ -178,4 +182,10 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
     )
     services.search = SearchService(missions, SearchProviders.from_settings(settings))
     services.maps = MapService(c("layers"), workspaces, styles, map_server)
+    services.apps = AppService(app_records, settings, workspaces, processes, products)
+    services.app_environments = AppEnvironmentService(services.apps)
+    services.apps.run_guards.append(app_payments.authorize_run)
+    services.apps.delete_checks.append(app_payments.check_app_delete)
+    services.apps.delete_hooks.extend((app_payments.on_app_delete, param_templates.on_app_delete,
+                                       reviews.on_app_delete))
     return services

@@ -332,14 +332,16 @@ class AppPaymentService:
                     due -= taken
 
     # -- cascades --------------------------------------------------------------------------------
-    def on_app_delete(self, processor_doc: Mapping[str, Any]) -> None:
-        """Refuse to delete an app whose buyers still hold paid, unused runs; else drop its unpaid purchases."""
-        processor_id = processor_doc.get("processorId")
+    def check_app_delete(self, processor_doc: Mapping[str, Any]) -> None:
+        """Refuse an owner's delete of an app whose buyers still hold paid, unused runs."""
         pending = self.app_payments.count(lambda d: d.get("buySuccess") and not d.get("runDate"),
-                                          processorId=processor_id)
+                                          processorId=processor_doc.get("processorId"))
         if pending:
             raise BadRequest(f"The app has {pending} paid run(s) not used yet: it cannot be deleted now.")
-        self.app_payments.delete_where(lambda d: not d.get("buySuccess"), processorId=processor_id)
+
+    def on_app_delete(self, processor_doc: Mapping[str, Any]) -> None:
+        """The app is going: its unpaid purchases go with it (paid ones stay, as the buyers' history)."""
+        self.app_payments.delete_where(lambda d: not d.get("buySuccess"), processorId=processor_doc.get("processorId"))
 
     def delete_all_of_user(self, user_id: str) -> None:
         """Remove every app payment of the user (idempotent)."""

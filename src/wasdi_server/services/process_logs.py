@@ -24,7 +24,7 @@ class ProcessLogService:
         return self.logs.append(record["processObjId"], text.rstrip("\r\n")[:MAX_LINE], now_ms())
 
     def write(self, process_id: str, text: str) -> int:
-        """A line from the server itself (an operation's own log), with no caller to check."""
+        """A line the server itself adds (an operation's note, an app's output): no caller, no access check."""
         return self.logs.append(process_id, text.rstrip("\r\n")[:MAX_LINE], now_ms())
 
     def count(self, user: User, process_id: str | None) -> int:

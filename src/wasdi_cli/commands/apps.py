@@ -1,0 +1,437 @@
+"""``wasdi apps ...``: write, deploy, run and watch apps (processors) (``client.processors`` and
+``client.package_manager``)."""
+
+import fnmatch
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from .. import connection, output
+from ..errors import USAGE, CliError
+from ..lookup import by_id_or_name, named
+from ..options import BaseUrlOpt, JsonOpt, ProfileOpt, QuietOpt, YesOpt
+from ..output import Output, message, progress
+from . import app_sharing, app_templates
+from .processes import logs as process_logs
+from .workspaces import resolve_workspace
+
+if TYPE_CHECKING:
+    from wasdi_sdk import WasdiClient
+    from wasdi_sdk.models import DeployedProcessorViewModel
+
+app = typer.Typer(name="apps", help="Apps: scaffold, deploy, run, follow, list, update, download and delete.",
+                  no_args_is_help=True)
+
+AppArg = Annotated[str, typer.Argument(metavar="ID_OR_NAME", help="App id, or its name.")]
+WorkspaceOpt = Annotated[str, typer.Option("--ws", metavar="ID_OR_NAME", help="Workspace id, or its exact name.")]
+DescriptionOpt = Annotated[str | None, typer.Option("--description", help="Description of the app.")]
+PublicOpt = Annotated[bool | None, typer.Option("--public/--private", help="Visible to every user, or not.")]
+TimeoutOpt = Annotated[int | None, typer.Option("--timeout", help="Minutes a run may take (0: no limit).")]
+IGNORE_FILE = ".wasdiignore"
+ALWAYS_IGNORED = (".git", ".git/*", "__pycache__", "*/__pycache__", "*.pyc", "*/*.pyc", ".venv", ".venv/*",
+                  IGNORE_FILE, ".DS_Store")
+
+LIST_COLUMNS = (
+    ("id", lambda p: p.processor_id),
+    ("name", lambda p: p.processor_name),
+    ("version", lambda p: p.processor_version),
+    ("type", lambda p: p.type),
+    ("owner", lambda p: p.publisher),
+    ("public", lambda p: p.is_public),
+    ("building", lambda p: p.deployment_ongoing),
+    ("description", lambda p: p.processor_description),
+)
+SHOW_FIELDS = (
+    ("id", lambda p: p.processor_id),
+    ("name", lambda p: p.processor_name),
+    ("version", lambda p: p.processor_version),
+    ("description", lambda p: p.processor_description),
+    ("type", lambda p: p.type),
+    ("owner", lambda p: p.publisher),
+    ("public", lambda p: p.is_public),
+    ("timeout (minutes)", lambda p: p.minute_timeout),
+    ("shared with me", lambda p: p.shared_with_me),
+    ("read-only", lambda p: p.read_only),
+    ("building", lambda p: p.deployment_ongoing),
+    ("sample parameters", lambda p: p.params_sample),
+)
+PACKAGE_COLUMNS = (
+    ("package", lambda p: p.package_name),
+    ("version", lambda p: p.current_version),
+    ("manager", lambda p: p.manager_name),
+)
+
+SCAFFOLD = {
+    "myProcessor.py": '''"""{name}: a WASDI app.  WASDI calls run() with the parameters of the run."""
+
+import wasdi
+
+
+def run():
+    name = wasdi.getParameter("NAME", "world")
+    wasdi.wasdiLog(f"Hello {{name}}")
+    wasdi.updateProgressPerc(50)
+
+    output = wasdi.getParameter("OUTPUT", "hello.txt")
+    with open(wasdi.getPath(output), "w") as handle:
+        handle.write(f"Hello {{name}}\\n")
+    wasdi.addFileToWASDI(output)
+
+    wasdi.setPayload({{"greeting": f"Hello {{name}}", "output": output}})
+    wasdi.updateStatus("DONE", 100)
+
+
+if __name__ == "__main__":
+    # Local runs read config.json and params.json (see the official library's documentation).
+    wasdi.init("./config.json")
+    run()
+''',
+    "params.json": '{\n  "NAME": "world",\n  "OUTPUT": "hello.txt"\n}\n',
+    "pip.txt": "# One package a line (name and optional version), installed in the app's environment.\n",
+    "readme.md": "# {name}\n\nSays hello: set `NAME` in the parameters, find `OUTPUT` in the workspace.\n",
+    IGNORE_FILE: "# Files deploy leaves out of the zip (one pattern a line)\nconfig.json\n*.log\n",
+}
+
+
+def resolve_app(client: "WasdiClient", id_or_name: str) -> tuple[str, "DeployedProcessorViewModel"]:
+    """The app ``id_or_name`` identifies or names among the ones the user can see; an unknown one is an error."""
+    app_id, entry = by_id_or_name(client.processors.list(), id_or_name, id_of=lambda p: p.processor_id,
+                                  name_of=lambda p: p.processor_name, noun="app", casefold=True)
+    if entry is None:
+        raise CliError(f"no app '{id_or_name}' among yours, the public ones and those shared with you "
+                       "(see `wasdi apps list`)")
+    return app_id, entry
+
+
+def _ignored(relative: str, patterns: list[str]) -> bool:
+    parts = relative.split("/")
+    return any(fnmatch.fnmatch(relative, p) or any(fnmatch.fnmatch(part, p) for part in parts) for p in patterns)
+
+
+def app_files(folder: Path) -> Iterator[tuple[Path, str]]:
+    """The files of an app folder deploy zips: ``.wasdiignore`` patterns and tool folders left out."""
+    patterns = list(ALWAYS_IGNORED)
+    ignore = folder / IGNORE_FILE
+    if ignore.is_file():
+        patterns += [line.strip() for line in ignore.read_text().splitlines()
+                     if line.strip() and not line.lstrip().startswith("#")]
+    for current, dirs, files in os.walk(folder):
+        base = Path(current)
+        dirs[:] = sorted(d for d in dirs if not _ignored((base / d).relative_to(folder).as_posix(), patterns))
+        for file_name in sorted(files):
+            relative = (base / file_name).relative_to(folder).as_posix()
+            if not _ignored(relative, patterns) and not (base / file_name).is_symlink():
+                yield base / file_name, relative
+
+
+def zip_folder(folder: Path, target: Path) -> int:
+    """Zip an app folder into ``target``; the number of files."""
+    import zipfile
+
+    count = 0
+    with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED) as bundle:
+        for path, relative in app_files(folder):
+            bundle.write(path, relative)
+            count += 1
+    return count
+
+
+@app.command()
+def new(
+    name: Annotated[str, typer.Argument(help="Name of the app (lower case, no spaces).")],
+    directory: Annotated[Path | None, typer.Option("--dir", help="Folder to create (default: ./NAME).")] = None,
+) -> None:
+    """Create a working app folder: myProcessor.py, params.json, pip.txt, readme.md, .wasdiignore."""
+    if name != name.strip().lower() or " " in name or "/" in name or not name:
+        raise CliError(f"'{name}' is not a valid app name: use lower case letters, digits, '_' or '-', no spaces",
+                       USAGE)
+    folder = directory or Path(name)
+    if folder.exists() and any(folder.iterdir()):
+        raise CliError(f"{folder} exists and is not empty: choose another --dir", USAGE)
+    folder.mkdir(parents=True, exist_ok=True)
+    for file_name, text in SCAFFOLD.items():
+        (folder / file_name).write_text(text.format(name=name) if "{name}" in text else text)
+    message(f"Created app '{name}' in {folder}: edit myProcessor.py, then `wasdi apps deploy {folder} --wait`")
+
+
+@app.command()
+def deploy(
+    source: Annotated[Path, typer.Argument(metavar="DIR|ZIP", exists=True, help="The app folder, or its zip.")],
+    name: Annotated[str | None, typer.Option("--name", help="App name (default: the folder or zip name).")] = None,
+    app_type: Annotated[str | None, typer.Option("--type", help="App type (default: the server's Python "
+                                                                "type).")] = None,
+    description: DescriptionOpt = None,
+    public: Annotated[bool, typer.Option("--public/--private", help="Visible to every user, or not.")] = False,
+    timeout: TimeoutOpt = None,
+    workspace: Annotated[str | None, typer.Option("--ws", metavar="ID_OR_NAME",
+                                                  help="Workspace to list the deploy in.")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace your existing app of the same name.")] = False,
+    wait: Annotated[bool, typer.Option("--wait", help="Wait for the build and show its log.")] = False,
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+) -> None:
+    """Upload an app (zipping a folder, honouring .wasdiignore) and build it; prints the deploy's process id."""
+    import tempfile
+
+    app_name = (name or source.stem).strip().lower()
+    params_sample = None
+    with tempfile.TemporaryDirectory(prefix="wasdi-app-") as scratch:
+        if source.is_dir():
+            archive = Path(scratch) / f"{app_name}.zip"
+            if zip_folder(source, archive) == 0:
+                raise CliError(f"{source} has no files to deploy (check {IGNORE_FILE})", USAGE)
+            sample = source / "params.json"
+            params_sample = sample.read_text() if sample.is_file() else None
+        else:
+            archive = source
+        with connection.client(profile, base_url) as client:
+            workspace_id = resolve_workspace(client, workspace)[0] if workspace else None
+            with progress(f"Uploading {app_name}", archive.stat().st_size) as advance:
+                result = client.processors.upload(archive, name=app_name, workspace=workspace_id,
+                                                  description=description, type=app_type,
+                                                  params_sample=params_sample, public=1 if public else 0,
+                                                  minute_timeout=timeout, force=force or None, on_progress=advance)
+            process_id = str(result.string_value or "")
+            Output().value(process_id)
+            message(f"Deploying app '{app_name}'")
+            if wait:
+                _wait_for_build(client, process_id, app_name)
+
+
+def _wait_for_build(client: "WasdiClient", process_id: str, app_name: str) -> None:
+    from wasdi_sdk import ProcessFailedError
+
+    try:
+        client.wait_for_process(process_id, poll_interval=0.5, max_interval=2.0)
+        failed = None
+    except ProcessFailedError as e:
+        failed = e
+    for row in client.processors.list_logs(process_id):
+        message(row.log_row or "")
+    if failed is not None:
+        raise CliError(f"the build of '{app_name}' failed: see the log above, fix the app and deploy again")
+    message(f"App '{app_name}' is ready: wasdi apps run {app_name} --ws WORKSPACE --wait")
+
+
+def _parameters(value: str | None) -> str:
+    import json
+
+    if value is None:
+        return "{}"
+    text = Path(value).read_text() if not value.lstrip().startswith("{") and Path(value).is_file() else value
+    try:
+        parsed = json.loads(text)
+    except ValueError as e:
+        raise CliError(f"--params is neither a JSON object nor a JSON file: {e}", USAGE) from e
+    if not isinstance(parsed, dict):
+        raise CliError("--params must be a JSON object", USAGE)
+    return json.dumps(parsed)
+
+
+@app.command()
+def run(
+    app_name: Annotated[str, typer.Argument(metavar="NAME", help="The app's name.")],
+    workspace: WorkspaceOpt,
+    params: Annotated[str | None, typer.Option("--params", metavar="FILE|JSON",
+                                               help="Parameters: a JSON object, or a JSON file.")] = None,
+    wait: Annotated[bool, typer.Option("--wait", help="Wait for the end, with a progress bar.")] = False,
+    follow: Annotated[bool, typer.Option("--follow", "-f", help="Print the run's log lines as they arrive "
+                                                                "(implies --wait).")] = False,
+    interval: Annotated[float, typer.Option("--interval", min=0.05, help="Polling interval, seconds.")] = 1.0,
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+) -> None:
+    """Run an app in a workspace; prints the run's process id.  With --wait/--follow exits 1 when the run ends
+    in ERROR or STOPPED."""
+    import time
+
+    from wasdi_sdk import APIError
+    from wasdi_sdk.helpers import FINAL_STATES
+
+    body = _parameters(params)
+    with connection.client(profile, base_url) as client:
+        workspace_id, _ = resolve_workspace(client, workspace)
+        try:
+            started = client.processors.run(name=app_name, workspace=workspace_id, params=body)
+        except APIError as e:
+            raise CliError(f"the server refused to run '{app_name}': {e.args[0] if e.args else e}") from e
+        process_id = str(started.processing_identifier)
+        Output().value(process_id)
+        if not (wait or follow):
+            message(f"Started '{app_name}': follow it with `wasdi apps logs {process_id} --follow`")
+            return
+        next_row, done, status = 0, 0, ""
+        with progress(f"Running {app_name}", total=100) as advance:
+            while True:
+                state = client.processes.get(process_id)
+                status = str(state.status)
+                perc = int(state.progress_perc or 0)
+                advance(max(0, perc - done))
+                done = max(done, perc)
+                if follow:
+                    rows = client.processors.list_logs(process_id, startrow=next_row)
+                    for row in rows:
+                        message(row.log_row or "")
+                        next_row = max(next_row, (row.row_number or 0) + 1)
+                if status in FINAL_STATES:
+                    break
+                time.sleep(interval)
+            if follow:
+                for row in client.processors.list_logs(process_id, startrow=next_row):
+                    message(row.log_row or "")
+    if status != "DONE":
+        raise CliError(f"the run {process_id} of '{app_name}' ended {status}: see `wasdi apps logs {process_id}`")
+    message(f"The run {process_id} of '{app_name}' is DONE")
+
+
+@app.command("list")
+def list_(profile: ProfileOpt = None, base_url: BaseUrlOpt = None, json: JsonOpt = False,
+          quiet: QuietOpt = False) -> None:
+    """Apps you own, public ones, and those shared with you."""
+    out = Output(json_output=json, quiet=quiet)
+    with connection.client(profile, base_url) as client:
+        apps = client.processors.list()
+    out.items(apps, LIST_COLUMNS, id_of=lambda p: p.processor_id, empty="No apps.")
+
+
+@app.command()
+def show(app_ref: AppArg, profile: ProfileOpt = None, base_url: BaseUrlOpt = None, json: JsonOpt = False,
+         quiet: QuietOpt = False) -> None:
+    """Details of one app."""
+    out = Output(json_output=json, quiet=quiet)
+    with connection.client(profile, base_url) as client:
+        _, entry = resolve_app(client, app_ref)
+    out.item(entry, SHOW_FIELDS, id_of=lambda p: p.processor_id)
+
+
+@app.command()
+def update(
+    app_ref: AppArg,
+    file: Annotated[Path | None, typer.Option("--file", exists=True, help="New files: a folder, a .zip (unpacked "
+                                                                          "over the app) or one file.")] = None,
+    description: DescriptionOpt = None,
+    public: PublicOpt = None,
+    timeout: TimeoutOpt = None,
+    params_sample: Annotated[str | None, typer.Option("--params-sample", help="Sample parameters (JSON).")] = None,
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+) -> None:
+    """Change an app's files (rebuilt when pip.txt changes) or its description, visibility, timeout, sample."""
+    import tempfile
+
+    if file is None and description is None and public is None and timeout is None and params_sample is None:
+        raise CliError("nothing to change: give --file, --description, --public/--private, --timeout or "
+                       "--params-sample", USAGE)
+    with connection.client(profile, base_url) as client:
+        app_id, entry = resolve_app(client, app_ref)
+        label = named(app_id, entry)
+        if description is not None or public is not None or timeout is not None or params_sample is not None:
+            changes: dict[str, Any] = {"processorDescription": description, "minuteTimeout": timeout,
+                                       "paramsSample": params_sample}
+            if public is not None:
+                changes["isPublic"] = 1 if public else 0
+            client.processors.update(app_id, processor={k: v for k, v in changes.items() if v is not None})
+            message(f"Updated app {label}")
+        if file is not None:
+            with tempfile.TemporaryDirectory(prefix="wasdi-app-") as scratch:
+                upload = file
+                if file.is_dir():
+                    upload = Path(scratch) / "update.zip"
+                    zip_folder(file, upload)
+                client.processors.update_files(upload, processor_id=app_id)
+            message(f"Sent new files to app {label}")
+
+
+@app.command()
+def delete(app_ref: AppArg, yes: YesOpt = False, profile: ProfileOpt = None, base_url: BaseUrlOpt = None) -> None:
+    """Delete an app you own (its files and environment), or stop having one shared with you."""
+    if not yes and not output.stdin_is_tty():
+        raise CliError("refusing to delete without confirmation: stdin is not a terminal; pass --yes", USAGE)
+    with connection.client(profile, base_url) as client:
+        app_id, entry = resolve_app(client, app_ref)
+        label = named(app_id, entry)
+        leaving = bool(entry.shared_with_me)
+        if not yes:
+            question = f"Leave app {label}, shared with you?" if leaving else f"Delete app {label}?"
+            if not typer.confirm(question, default=False, err=True):
+                message("Cancelled")
+                raise typer.Exit(1)
+        client.processors.delete(app_id)
+    message(f"Left app {label}" if leaving else f"Deleted app {label}")
+
+
+@app.command()
+def download(
+    app_ref: AppArg,
+    out: Annotated[str | None, typer.Option("--output", "-o", metavar="PATH", help="A file, a folder, or - for "
+                                            "stdout (default: <name>.zip in the current folder).")] = None,
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+) -> None:
+    """Download an app's files as a zip."""
+    with connection.client(profile, base_url) as client:
+        app_id, entry = resolve_app(client, app_ref)
+        if out == "-":
+            sys.stdout.buffer.write(client.processors.download(app_id))
+            sys.stdout.flush()
+            return
+        target = Path(out) if out else Path.cwd() / f"{entry.processor_name or app_id}.zip"
+        with progress(f"Downloading {app_ref}") as advance:
+            path = client.processors.download(app_id, to=target, on_progress=advance)
+    message(f"Saved {path}")
+
+
+@app.command("build-log")
+def build_log(app_ref: AppArg, profile: ProfileOpt = None, base_url: BaseUrlOpt = None) -> None:
+    """The log of an app's last build (and later library or package changes)."""
+    with connection.client(profile, base_url) as client:
+        app_id, _ = resolve_app(client, app_ref)
+        lines = client.processors.build_logs(app_id)
+    for line in lines:
+        typer.echo(line)
+
+
+@app.command()
+def packages(
+    app_ref: AppArg,
+    add: Annotated[str | None, typer.Option("--add", metavar="NAME[==VERSION]", help="Install a package.")] = None,
+    remove: Annotated[str | None, typer.Option("--remove", metavar="NAME", help="Remove a package.")] = None,
+    upgrade: Annotated[str | None, typer.Option("--upgrade", metavar="NAME", help="Upgrade a package.")] = None,
+    workspace: Annotated[str | None, typer.Option("--ws", metavar="ID_OR_NAME",
+                                                  help="Workspace to list a change in (needed to change).")] = None,
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+    json: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """The packages of an app's environment; --add/--remove/--upgrade queue a change (with --ws)."""
+    changes = [(action, value) for action, value in (("addPackage", add), ("removePackage", remove),
+                                                     ("upgradePackage", upgrade)) if value]
+    if len(changes) > 1:
+        raise CliError("give one of --add, --remove, --upgrade", USAGE)
+    out = Output(json_output=json, quiet=quiet)
+    with connection.client(profile, base_url) as client:
+        app_id, entry = resolve_app(client, app_ref)
+        name = str(entry.processor_name)
+        if changes:
+            if not workspace:
+                raise CliError("a package change is listed in a workspace: give --ws", USAGE)
+            action, value = changes[0]
+            spec_name, _, version = value.partition("==")
+            command = f"{action}/{spec_name}" + (f"/{version}" if version else "")
+            workspace_id, _ = resolve_workspace(client, workspace)
+            client.package_manager.update_environment(processor_id=app_id, workspace=workspace_id,
+                                                      update_command=command)
+            message(f"Queued {action} {value} for app '{name}': see `wasdi apps build-log {name}`")
+            return
+        rows = client.package_manager.list_packages(name)
+    out.items(rows, PACKAGE_COLUMNS, id_of=lambda p: p.package_name, empty="No packages.")
+
+
+app.command("logs", help="The log lines of a run (what the app printed and logged).")(process_logs)
+app.add_typer(app_templates.app, name="templates")
+app_sharing.add_app_share_commands(app)

@@ -1,0 +1,38 @@
+"""/packageManager: the package environment of an app."""
+
+from __future__ import annotations
+
+from wasdi_sdk.models import PackageManagerViewModel, PackageViewModel
+
+from .answers import Answer
+from .framework import Call, handles
+
+
+@handles("package_manager.list_packages")
+def list_packages(call: Call) -> list[PackageViewModel]:
+    rows = call.services.app_environments.list_packages(call.caller, call.params["name"])
+    return [PackageViewModel.model_validate(r) for r in rows]
+
+
+@handles("package_manager.environment_actions")
+def environment_actions(call: Call) -> list[str]:
+    return call.services.app_environments.actions(call.caller, call.params["name"])
+
+
+@handles("package_manager.manager_version")
+def manager_version(call: Call) -> PackageManagerViewModel | Answer:
+    manager = call.services.app_environments.manager_version(call.caller, call.params["name"])
+    if manager is None:
+        return Answer(200, body=b"", media_type="application/json")
+    return PackageManagerViewModel.model_validate(manager)
+
+
+@handles("package_manager.update_environment")
+def update_environment(call: Call) -> None:
+    p = call.params
+    call.services.app_environments.queue_update(call.caller, p["processorId"], p["workspace"], p["updateCommand"])
+
+
+@handles("package_manager.reset_actions")
+def reset_actions(call: Call) -> None:
+    call.services.app_environments.reset(call.caller, call.params["processorId"], call.params["workspace"])

@@ -1,0 +1,87 @@
+"""One-shot executor of a WASDI Python app, run by the app's own interpreter in the app's folder.
+
+It puts the official library in server mode with the run's ``WASDI_*`` variables, loads the parameters
+file, calls ``myProcessor.run()``, and makes sure the run ends: when ``run()`` returns and the app left its
+process RUNNING the status becomes DONE (ERROR when ``run()`` raised).  Everything the app prints, and any
+traceback, goes to stdout/stderr, which the server copies to the run log line by line.
+
+This file is package data of the server, not part of its import graph: it imports only the standard
+library and ``wasdi``.
+"""
+
+import contextlib
+import importlib
+import io
+import os
+import sys
+import traceback
+
+FINAL = {"DONE", "ERROR", "STOPPED"}
+POLLING_SECONDS = 0.5
+
+
+def _start_library():
+    import wasdi
+
+    wasdi.setIsOnServer(True)
+    # The library's own tracing ("[INFO] waspy.updateProgressPerc( 50 )") is not the app's output: the run
+    # log keeps what the app prints and logs.
+    wasdi.setVerbose(False)
+    # The library polls its server (imports, children, resumes) every 3 s by default; this server is
+    # local to the app, so a shorter wait costs little and makes apps finish sooner.
+    wasdi.setPollingSleepSeconds(POLLING_SECONDS)
+    wasdi.setDownloadActive(False)
+    wasdi.setUploadActive(False)
+    wasdi.setBaseUrl(os.environ["WASDI_WEBSERVER_URL"].rstrip("/"))
+    wasdi.setUser(os.environ["WASDI_USER"])
+    wasdi.setSessionId(os.environ["WASDI_SESSION_ID"])
+    wasdi.setProcId(os.environ["WASDI_PROCESS_WORKSPACE_ID"])
+    wasdi.setBasePath(os.path.join(os.environ["WASDI_BASE_PATH"], ""))
+    # init() prints its settings (the session among them): keep them out of the run log unless it fails.
+    chatter = io.StringIO()
+    with contextlib.redirect_stdout(chatter):
+        ready = wasdi.init()
+    if not ready:
+        session = os.environ["WASDI_SESSION_ID"]
+        print(chatter.getvalue().replace(session, "***"), file=sys.stderr)
+        raise RuntimeError("the wasdi library could not start (session or workspace refused)")
+    parameters = os.environ.get("WASDI_PARAMETERS_FILE", "")
+    if parameters:
+        wasdi.setParametersFilePath(parameters)
+        wasdi.refreshParameters()
+    return wasdi
+
+
+def main() -> int:
+    sys.path.insert(0, os.getcwd())
+    try:
+        wasdi = _start_library()
+    except Exception:
+        traceback.print_exc()
+        return 2
+    outcome = "DONE"
+    try:
+        app = importlib.import_module("myProcessor")
+        app.run()
+    except SystemExit as e:
+        if e.code not in (None, 0):
+            print(f"the app exited with code {e.code}", file=sys.stderr)
+            outcome = "ERROR"
+    except BaseException:
+        traceback.print_exc()
+        outcome = "ERROR"
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        status = wasdi.getProcessStatus(wasdi.getProcId())
+        if status not in FINAL:
+            wasdi.updateStatus(outcome, 100 if outcome == "DONE" else -1)
+        else:
+            outcome = status
+    except Exception:
+        traceback.print_exc()
+    return 0 if outcome == "DONE" else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

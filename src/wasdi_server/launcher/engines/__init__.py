@@ -1,0 +1,30 @@
+"""App engines, one module per family: ``python_env`` (Python + pip apps in a virtual environment) and
+``unsupported`` (every type this server cannot build, refused with the reason).  ``engine_for`` picks one;
+operations call it, and nothing else knows how an app is built or started."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ...services.app_records import PYTHON_TYPES
+from .base import AppLayout, Engine, EngineError, Launch, LogLine
+from .python_env import PythonEngine
+from .unsupported import UnsupportedEngine
+
+if TYPE_CHECKING:
+    from ...settings import Settings
+
+__all__ = ["AppLayout", "Engine", "EngineError", "Launch", "LogLine", "engine_for"]
+
+_PYTHON: dict[tuple[str, str, tuple[str, ...], bool], PythonEngine] = {}
+
+
+def engine_for(app_type: str, settings: Settings) -> Engine:
+    """The engine of an app type (one Python engine per configuration, found once)."""
+    if app_type not in PYTHON_TYPES:
+        return UnsupportedEngine(app_type)
+    key = (settings.apps_library, settings.apps_python, tuple(settings.apps_find_links), settings.apps_offline)
+    if key not in _PYTHON:
+        _PYTHON[key] = PythonEngine(settings.apps_library, settings.apps_python, tuple(settings.apps_find_links),
+                                    settings.apps_offline)
+    return _PYTHON[key]

@@ -1,0 +1,75 @@
+"""What every app engine offers, and what it is given: one small interface so that a new engine family
+(a Docker one, say) is one new module, and nothing else knows how an app is built or started."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+LogLine = Callable[[str], None]
+"""Where an engine writes what it does (the build log, or a run's log), one line per call."""
+
+Runner = Callable[[Sequence[str], Mapping[str, str], Path], int]
+"""Runs a command (argv, environment, working folder) to its end and answers its exit code; the caller
+owns stopping, timeouts and where the output goes."""
+
+
+class EngineError(Exception):
+    """An engine could not do what was asked; the message says why, for the app's developer."""
+
+
+@dataclass(frozen=True)
+class AppLayout:
+    """Where one app lives on this server."""
+
+    name: str
+    app_type: str
+    folder: Path
+    """The app's own files (myProcessor.py, pip.txt ...)."""
+    home: Path
+    """The engine's folder for the app: its environment, its build log, its history."""
+
+    @property
+    def build_log(self) -> Path:
+        return self.home / "build.log"
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One run of an app: the variables the official library reads, and the parameters file."""
+
+    variables: Mapping[str, str]
+    """WASDI_WEBSERVER_URL, WASDI_USER, WASDI_SESSION_ID, WASDI_WORKSPACE_ID, WASDI_PROCESS_WORKSPACE_ID,
+    WASDI_BASE_PATH, WASDI_PARAMETERS_FILE."""
+    scratch: Path
+    """A private folder for this run (HOME and TMPDIR of the app), removed afterwards."""
+    extra: Mapping[str, str] = field(default_factory=dict)
+
+
+class Engine(Protocol):
+    """One engine family (Python + pip, ...)."""
+
+    family: str
+
+    def deploy(self, app: AppLayout, log: LogLine) -> None:
+        """Build (or rebuild) the app's environment from its files; ``EngineError`` when it cannot."""
+
+    def update_library(self, app: AppLayout, log: LogLine) -> None:
+        """Refresh the official library in the app's environment."""
+
+    def update_environment(self, app: AppLayout, action: str, package: str, log: LogLine) -> None:
+        """``addPackage`` / ``removePackage`` / ``upgradePackage`` one validated package spec."""
+
+    def packages(self, app: AppLayout) -> list[dict[str, str]]:
+        """The packages of the app's environment now: ``{"name", "version"}`` each."""
+
+    def manager(self, app: AppLayout) -> dict[str, str]:
+        """The package manager of the environment: ``{"name", "version"}``."""
+
+    def run(self, app: AppLayout, launch: Launch, runner: Runner) -> int:
+        """Start the app through ``runner`` and answer its exit code."""
+
+    def delete(self, app: AppLayout) -> None:
+        """Remove the app's environment (idempotent)."""

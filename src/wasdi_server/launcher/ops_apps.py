@@ -1,0 +1,226 @@
+"""Launcher operations on apps: DEPLOYPROCESSOR, REDEPLOYPROCESSOR, LIBRARYUPDATE, ENVIRONMENTUPDATE and
+RUNPROCESSOR.  Each asks the app's engine (``engines``) to do the work; nothing here knows how an
+environment is built or an app started.
+
+Builds write the app's build log (what ``/processors/logs/build`` returns) and copy it to the operation's
+run log; a failed build leaves the app not runnable (``deployed`` false) with the reason as the last line.
+A run gets a session of its caller for its duration, a private scratch folder, its parameters file, and
+the ``WASDI_*`` variables; its output goes to the run log line by line; its ``minuteTimeout`` stops it
+(STOPPED, logged).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..providers.mail import send_quietly
+from ..services.apps import NOTIFY_FIELD
+from ..services.processes import DONE, STOPPED, TERMINAL
+from .engines import AppLayout, EngineError, Launch
+from .operations import OperationContext, OperationFailed, OperationStopped, OperationTimedOut, operation
+
+SECONDS_PER_MINUTE = 60.0
+"""An app's ``minuteTimeout`` in seconds is this times its minutes (a test shortens the minute)."""
+
+
+def _app(ctx: OperationContext) -> dict[str, Any]:
+    """The app an operation is about: by the id its build operations carry, else by the record's name.
+
+    A run's parameter is the user's own JSON, so a RUNPROCESSOR is always found by name (a ``processorId``
+    among the user's parameters must not pick another app)."""
+    records = ctx.services.apps.records
+    processor_id = ctx.parameter.get("processorId") if ctx.record.get("operationType") != "RUNPROCESSOR" else None
+    doc = records.get(str(processor_id)) if processor_id else None
+    if doc is None:
+        doc = records.by_name(str(ctx.record.get("productName") or ""))
+    if doc is None:
+        raise OperationFailed(f"the app {str(ctx.record.get('productName'))[:100]} no longer exists")
+    return doc
+
+
+def _run_log(ctx: OperationContext) -> Callable[[str], None]:
+    logs = ctx.services.process_logs
+
+    def write(line: str) -> None:
+        logs.write(ctx.process_id, line)
+
+    return write
+
+
+class BuildLog:
+    """The app's build log file, copied line by line to the operation's run log."""
+
+    def __init__(self, layout: AppLayout, ctx: OperationContext, fresh: bool) -> None:
+        layout.home.mkdir(parents=True, exist_ok=True)
+        self.path = layout.build_log
+        self.run_log = _run_log(ctx)
+        if fresh:
+            self.path.write_text("", encoding="utf-8")
+
+    def __call__(self, line: str) -> None:
+        text = line.rstrip("\r\n")
+        with open(self.path, "a", encoding="utf-8") as handle:
+            handle.write(text + "\n")
+        self.run_log(text)
+
+
+_BUILD_LOCKS: dict[str, threading.Lock] = {}
+_BUILD_LOCKS_GUARD = threading.Lock()
+
+
+def _build_lock(name: str) -> threading.Lock:
+    """One change at a time to an app's environment (two builds of one venv would corrupt it)."""
+    with _BUILD_LOCKS_GUARD:
+        return _BUILD_LOCKS.setdefault(name, threading.Lock())
+
+
+def _build(ctx: OperationContext, title: str) -> bool:
+    with _build_lock(str(_app(ctx)["name"])):
+        return _locked_build(ctx, title)
+
+
+def _locked_build(ctx: OperationContext, title: str) -> bool:
+    services = ctx.services
+    apps = services.apps
+    doc = _app(ctx)
+    layout = apps.layout(doc)
+    # Runs are refused while the environment is rebuilt under them.
+    apps.records.processors.update(doc["processorId"], {"deployed": False, "deploymentOngoing": True})
+    log = BuildLog(layout, ctx, fresh=True)
+    log(f"{title} of {doc['name']} (type {doc.get('type')})")
+    try:
+        apps.engine(doc).deploy(layout, log)
+        services.app_environments.refresh(doc)
+    except EngineError as e:
+        log(f"ERROR: {e}")
+        apps.records.processors.update(doc["processorId"], {"deploymentOngoing": False, "deployed": False})
+        services.messages.send("INFO", f"GURU MEDITATION<br>There was an error {title.lower()}ing {doc['name']} :(",
+                               ctx.workspace_id or None)
+        raise OperationFailed(str(e)) from e
+    apps.records.processors.update(doc["processorId"], {"deploymentOngoing": False, "deployed": True})
+    services.messages.send("INFO", f"{title} Done<br>{doc['name']} is now available", ctx.workspace_id or None)
+    return True
+
+
+@operation("DEPLOYPROCESSOR")
+def deploy_app(ctx: OperationContext) -> bool:
+    return _build(ctx, "Deploy")
+
+
+@operation("REDEPLOYPROCESSOR")
+def redeploy_app(ctx: OperationContext) -> bool:
+    return _build(ctx, "Re Deploy")
+
+
+@operation("LIBRARYUPDATE")
+def update_library(ctx: OperationContext) -> bool:
+    with _build_lock(str(_app(ctx)["name"])):
+        return _update_library(ctx)
+
+
+def _update_library(ctx: OperationContext) -> bool:
+    services = ctx.services
+    doc = _app(ctx)
+    layout = services.apps.layout(doc)
+    log = BuildLog(layout, ctx, fresh=False)
+    try:
+        services.apps.engine(doc).update_library(layout, log)
+        services.app_environments.refresh(doc)
+    except EngineError as e:
+        log(f"ERROR: {e}")
+        raise OperationFailed(str(e)) from e
+    log("library updated")
+    return True
+
+
+@operation("ENVIRONMENTUPDATE")
+def update_environment(ctx: OperationContext) -> bool:
+    with _build_lock(str(_app(ctx)["name"])):
+        return _update_environment(ctx)
+
+
+def _update_environment(ctx: OperationContext) -> bool:
+    services = ctx.services
+    doc = _app(ctx)
+    layout = services.apps.layout(doc)
+    log = BuildLog(layout, ctx, fresh=False)
+    command = str(ctx.parameter.get("updateCommand") or "")
+    try:
+        services.app_environments.apply(doc, command, log)
+    except EngineError as e:
+        log(f"ERROR: {e}")
+        raise OperationFailed(str(e)) from e
+    ctx.set_payload(command or "refresh")
+    return True
+
+
+@operation("RUNPROCESSOR")
+def run_app(ctx: OperationContext) -> bool:
+    services = ctx.services
+    apps = services.apps
+    log = _run_log(ctx)
+    doc = _app(ctx)
+    if not doc.get("deployed"):
+        raise OperationFailed(f"the app {doc['name']} has no working build")
+    layout = apps.layout(doc)
+    workspace = services.workspaces.load(ctx.workspace_id)
+    scratch = services.settings.data_dir / "app-runs" / ctx.process_id
+    scratch.mkdir(parents=True, exist_ok=True)
+    parameters = scratch / "params.json"
+    parameters.write_text(json.dumps(ctx.record.get("parameter") or {}), encoding="utf-8")
+    user_id = str(ctx.record["userId"])
+    session = services.sessions.open(user_id)
+    minutes = int(doc.get("minuteTimeout") or 0)
+    variables = {
+        "WASDI_WEBSERVER_URL": apps.server_url, "WASDI_USER": user_id, "WASDI_SESSION_ID": session,
+        "WASDI_WORKSPACE_ID": str(workspace["workspaceId"]), "WASDI_PROCESS_WORKSPACE_ID": ctx.process_id,
+        "WASDI_BASE_PATH": str(services.settings.files_root) + "/", "WASDI_PARAMETERS_FILE": str(parameters),
+    }
+
+    def runner(argv: Any, env: Any, cwd: Path) -> int:
+        return ctx.run(argv, env=env, cwd=str(cwd), timeout=minutes * SECONDS_PER_MINUTE if minutes > 0 else None,
+                       on_output=log)
+
+    outcome = "ERROR"
+    try:
+        code = apps.engine(doc).run(layout, Launch(variables, scratch), runner)
+    except EngineError as e:
+        log(f"ERROR: {e}")
+        raise OperationFailed(str(e)) from e
+    except OperationTimedOut:
+        outcome = STOPPED
+        log(f"stopped: the app ran longer than its timeout of {minutes} minutes")
+        raise
+    except OperationStopped:
+        outcome = STOPPED
+        log("stopped on request")
+        raise
+    else:
+        current = services.processes.get(ctx.process_id) or {}
+        if current.get("status") in TERMINAL:
+            outcome = str(current["status"])
+        else:
+            if code != 0:
+                log(f"the app ended with exit code {code}")
+            outcome = DONE if code == 0 else "ERROR"
+        return outcome == DONE
+    finally:
+        services.sessions.close(session)
+        shutil.rmtree(scratch, ignore_errors=True)
+        _notify(ctx, str(doc["name"]), outcome)
+
+
+def _notify(ctx: OperationContext, app_name: str, outcome: str) -> None:
+    """The mail a run started with ``notify`` sends its user when it ends."""
+    record = ctx.services.processes.get(ctx.process_id) or {}
+    if not record.get(NOTIFY_FIELD):
+        return
+    send_quietly(ctx.services.mailer, str(record["userId"]), f"WASDI: your app {app_name} ended {outcome}",
+                 f"The run {ctx.process_id} of {app_name} in workspace {ctx.workspace_id} ended {outcome}.\n")
+
+

@@ -1,0 +1,175 @@
+"""An app's files on disk: unpacking an uploaded zip safely, and packing the app folder back into a zip.
+
+Every entry name goes through the path guard (``paths.inside``): no absolute names, no ``..``, no links
+(symbolic-link entries are refused, not followed), at most ``MAX_ENTRIES`` entries and the settings' byte
+cap on the unpacked size (a zip bomb stops at the cap).  A zip whose entries all sit in one top folder
+(the app's folder zipped as a whole) is unpacked from inside that folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import shutil
+import stat
+import tempfile
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path, PurePosixPath
+
+from ..errors import BadRequest
+from .paths import inside
+
+MAX_ENTRIES = 10_000
+CHUNK = 1024 * 1024
+PIP_TXT = "pip.txt"
+
+
+def is_zip(path: Path) -> bool:
+    return zipfile.is_zipfile(path)
+
+
+def _entry_parts(info: zipfile.ZipInfo) -> list[str]:
+    name = info.filename.replace("\\", "/")
+    if name.startswith("/") or (len(name) > 1 and name[1] == ":"):
+        raise BadRequest(f"the zip entry {info.filename[:100]!r} is an absolute path")
+    parts = [p for p in PurePosixPath(name).parts if p not in ("", ".")]
+    if any(p == ".." for p in parts):
+        raise BadRequest(f"the zip entry {info.filename[:100]!r} leaves the app folder")
+    return parts
+
+
+def _is_link(info: zipfile.ZipInfo) -> bool:
+    return stat.S_ISLNK(info.external_attr >> 16)
+
+
+def unpack(archive: Path, target: Path, max_bytes: int) -> list[str]:
+    """Unpack ``archive`` into ``target`` (created; existing files overwritten); the relative names written."""
+    try:
+        bundle = zipfile.ZipFile(archive)
+    except (zipfile.BadZipFile, OSError) as e:
+        raise BadRequest("the file is not a valid zip") from e
+    with bundle:
+        infos = [i for i in bundle.infolist() if not i.is_dir()]
+        if len(infos) > MAX_ENTRIES:
+            raise BadRequest(f"the zip has more than {MAX_ENTRIES} entries")
+        entries: list[tuple[zipfile.ZipInfo, list[str]]] = []
+        for info in infos:
+            if _is_link(info):
+                raise BadRequest(f"the zip entry {info.filename[:100]!r} is a link: links are not allowed")
+            parts = _entry_parts(info)
+            if parts and parts[0] != "__MACOSX":
+                entries.append((info, parts))
+        if not entries:
+            raise BadRequest("the zip is empty")
+        tops = {parts[0] for _, parts in entries}
+        if len(tops) == 1 and all(len(parts) > 1 for _, parts in entries):
+            entries = [(info, parts[1:]) for info, parts in entries]
+        if sum(info.file_size for info, _ in entries) > max_bytes:
+            raise BadRequest(f"the app is larger than {max_bytes} bytes unpacked")
+        target.mkdir(parents=True, exist_ok=True)
+        written = 0
+        names: list[str] = []
+        for info, parts in entries:
+            destination = inside(target, *parts)
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            if destination.is_symlink() or destination.is_dir():
+                raise BadRequest(f"the zip entry {info.filename[:100]!r} clashes with a folder or link")
+            with bundle.open(info) as source, open(destination, "wb") as out:
+                while chunk := source.read(CHUNK):
+                    written += len(chunk)
+                    if written > max_bytes:
+                        raise BadRequest(f"the app is larger than {max_bytes} bytes unpacked")
+                    out.write(chunk)
+            names.append("/".join(parts))
+    return names
+
+
+def replace_folder(staged: Path, folder: Path) -> None:
+    """Put ``staged`` in place of ``folder`` (the old content removed)."""
+    old = folder.with_name(f".{folder.name}.old")
+    shutil.rmtree(old, ignore_errors=True)
+    if folder.exists():
+        os.replace(folder, old)
+    os.replace(staged, folder)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def staging_folder(root: Path) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(dir=root, prefix=".staging-"))
+
+
+def digest(path: Path) -> str:
+    """A hash of a file's bytes ("" when it does not exist)."""
+    if not path.is_file():
+        return ""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def files_of(folder: Path) -> list[Path]:
+    """The regular files under ``folder``, links skipped, sorted."""
+    found: list[Path] = []
+    for current, dirs, files in os.walk(folder, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if not (Path(current) / d).is_symlink())
+        found += [Path(current) / f for f in sorted(files) if not (Path(current) / f).is_symlink()]
+    return found
+
+
+class ZipStream(io.RawIOBase):
+    """The app folder as a zip, produced while it is read: only one chunk is in memory at a time."""
+
+    def __init__(self, folder: Path) -> None:
+        self._chunks = self._generate(folder)
+        self._buffer = b""
+
+    def readable(self) -> bool:
+        return True
+
+    def _generate(self, folder: Path) -> Iterator[bytes]:
+        sink = _Sink()
+        with zipfile.ZipFile(sink, "w", compression=zipfile.ZIP_DEFLATED) as bundle:
+            for path in files_of(folder):
+                with open(path, "rb") as source, bundle.open(path.relative_to(folder).as_posix(), "w",
+                                                             force_zip64=True) as out:
+                    while chunk := source.read(CHUNK):
+                        out.write(chunk)
+                        yield sink.take()
+                yield sink.take()
+        yield sink.take()
+
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        while not self._buffer:
+            try:
+                self._buffer = next(self._chunks)
+            except StopIteration:
+                return 0
+        size = min(len(buffer), len(self._buffer))
+        buffer[:size] = self._buffer[:size]
+        self._buffer = self._buffer[size:]
+        return size
+
+
+class _Sink(io.RawIOBase):
+    """A write-only, non-seekable target that hands over what was written since the last ``take``."""
+
+    def __init__(self) -> None:
+        self._parts: list[bytes] = []
+        self._position = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: bytes) -> int:  # type: ignore[override]
+        self._parts.append(bytes(data))
+        self._position += len(data)
+        return len(data)
+
+    def tell(self) -> int:
+        return self._position
+
+    def take(self) -> bytes:
+        data = b"".join(self._parts)
+        self._parts.clear()
+        return data

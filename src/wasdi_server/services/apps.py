@@ -1,0 +1,441 @@
+"""Apps (processors): upload, update, files, deploy requests, delete, help, UI, download and runs.
+
+Rules (contract /processors, gaps §4 and the "uploadprocessor failures" and "processors/run failures"
+rows; where both are silent the choice is here):
+
+- names: no ``/``, ``\\`` or ``#`` and no leading dot (400 "<name> is not a valid filename"), lower case without spaces
+  (500 "Processor Name MUST be lower case and without any space"), a plain folder name (path guard);
+  unique: a taken name is 409 "The name <name> is already used. Please use a different name." unless
+  ``force`` is set by the app's owner (or an admin), which replaces its files and rebuilds it;
+- ``paramsSample`` must be valid JSON when given (500 "Parameter Sample is not a valid JSON", update: 400);
+- the zip: safe entry names, no links, a size cap (``app_files``); a Python app must have ``myProcessor.py``;
+- the app's files live in ``<apps_root>/<name>/``; its environment and build log in
+  ``<app_environments_root>/<name>/`` (the engine's); deploys, redeploys and library updates are launcher
+  operations (DEPLOYPROCESSOR, REDEPLOYPROCESSOR, LIBRARYUPDATE) in the workspace given (or none);
+- read rights (``AppRecords``): public apps for everyone; owner, sharers, admins otherwise; help, UI,
+  package lists and runs need them.  The build log and the download of the app's files are for its owner,
+  sharers and admins only, public or not (its source is not published with it); changes need write rights
+  (owner, ``write`` sharers, admins);
+- delete: a caller with a sharing loses only the sharing; the owner or an admin runs the ``delete_hooks``
+  (payments, templates, media plug in there), removes the sharings, the record, the files, the
+  environment and the gallery; anyone else gets 401 (the contract lists no 403 for delete);
+- run: the workspace must be writable by the caller, the app readable and built; the storage quota is
+  checked, then every ``run_guards`` callable (a priced app's payment check plugs in there); the JSON
+  parameters are stored on the RUNPROCESSOR process record (what ``/process/paramsbyid`` returns); with
+  ``notify`` the user gets a mail when the run ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import shutil
+import threading
+import urllib.parse
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import BadRequest, Conflict, Forbidden, NoContent, NotFound, ServerFailure, Unauthorized
+from ..launcher.engines import AppLayout, Engine, engine_for
+from .app_files import PIP_TXT, ZipStream, digest, is_zip, replace_folder, staging_folder, unpack
+from .app_records import (
+    DEFAULT_MINUTE_TIMEOUT,
+    PYTHON_TYPES,
+    AppRecords,
+    is_public,
+    normalise_type,
+    processor_resource,
+)
+from .identity import User, now_ms
+from .paths import inside, safe_name
+
+if TYPE_CHECKING:
+    from ..settings import Settings
+    from .processes import ProcessService
+    from .products import ProductService
+    from .workspaces import WorkspaceService
+
+RunGuard = Callable[[User, dict[str, Any], str], None]
+DeleteHook = Callable[[dict[str, Any]], None]
+
+DEFAULT_UI = '{"tabs":[]}'
+MAX_UI_BYTES = 1024 * 1024
+MAX_DESCRIPTION = 10_000
+_HELP_FILE = re.compile(r"^(readme|help)\.(md|txt)$", re.IGNORECASE)
+_BAD_NAME_CHARS = re.compile(r"[/\\#]")
+NOTIFY_FIELD = "notifyByMail"
+"""On a run's process record: mail its user when it ends (``notify`` of /processors/run)."""
+DEPLOY, REDEPLOY, LIBRARY_UPDATE, RUN = "DEPLOYPROCESSOR", "REDEPLOYPROCESSOR", "LIBRARYUPDATE", "RUNPROCESSOR"
+
+
+def check_json(text: str | None, message: str, failure: type[BadRequest] | type[ServerFailure]) -> str:
+    """``text`` when it is empty or valid JSON; else ``failure(message)``."""
+    if text is None or not text.strip():
+        return ""
+    try:
+        json.loads(text)
+    except ValueError as e:
+        raise failure(message) from e
+    return text
+
+
+def decode_parameters(raw: str | None) -> tuple[dict[str, Any], str]:
+    """The run parameters, sent raw (the official library) or URL-encoded (the web client), and their text."""
+    text = (raw or "").strip()
+    if not text:
+        return {}, "{}"
+    for candidate in (text, urllib.parse.unquote(text), urllib.parse.unquote_plus(text)):
+        try:
+            value = json.loads(candidate)
+        except ValueError:
+            continue
+        if not isinstance(value, dict):
+            raise BadRequest("the parameters must be a JSON object")
+        return value, candidate
+    raise BadRequest("the parameters are not valid JSON")
+
+
+class AppService:
+    """The apps' lifecycle and runs (the store, payments and templates are other services)."""
+
+    def __init__(self, records: AppRecords, settings: Settings, workspaces: WorkspaceService,
+                 processes: ProcessService, products: ProductService) -> None:
+        self.records = records
+        self.settings = settings
+        self.workspaces = workspaces
+        self.processes = processes
+        self.products = products
+        self.sharing = records.sharing
+        self.run_guards: list[RunGuard] = []
+        """Called after the access checks of a run and before its process exists (payments plug in)."""
+        self.delete_checks: list[DeleteHook] = []
+        """Called before an owner's or admin's delete; may refuse it (a priced app's unused paid runs)."""
+        self.delete_hooks: list[DeleteHook] = []
+        """Called with the record before an owner's delete removes it (payments, templates, media)."""
+        self._lock = threading.RLock()
+
+    # -- where an app lives ----------------------------------------------------------------------------
+    def layout(self, doc: dict[str, Any]) -> AppLayout:
+        name = safe_name(str(doc["name"]), "app name")
+        return AppLayout(name, str(doc.get("type") or ""), inside(self.settings.apps_root, name),
+                         inside(self.settings.app_environments_root, name))
+
+    def engine(self, doc: dict[str, Any]) -> Engine:
+        return engine_for(str(doc.get("type") or ""), self.settings)
+
+    @property
+    def is_main(self) -> bool:
+        return self.settings.node_code == "wasdi"
+
+    @property
+    def server_url(self) -> str:
+        """The URL apps call this server at."""
+        if self.settings.public_url:
+            return self.settings.public_url.rstrip("/")
+        host = self.settings.host if self.settings.host not in ("0.0.0.0", "::", "") else "127.0.0.1"
+        return f"http://{host}:{self.settings.port}"
+
+    # -- access ----------------------------------------------------------------------------------------
+    def readable(self, user: User, processor_id: str | None) -> dict[str, Any]:
+        doc = self.records.get(processor_id)
+        if doc is None:
+            raise BadRequest("invalid processor")
+        if not self.records.can_read(user, doc):
+            raise Forbidden("MSG_ERROR_NO_ACCESS_RIGHTS_OBJECT_PROCESSOR")
+        return doc
+
+    def of_team(self, user: User, processor_id: str | None) -> dict[str, Any]:
+        """The app, for its owner, its sharers and admins (a public app's files and builds stay theirs)."""
+        doc = self.records.get(processor_id)
+        if doc is None:
+            raise BadRequest("invalid processor")
+        if not self.sharing.can_read(user, processor_resource(doc)):
+            raise Forbidden("MSG_ERROR_NO_ACCESS_RIGHTS_OBJECT_PROCESSOR")
+        return doc
+
+    def readable_by_name(self, user: User, name: str | None) -> dict[str, Any]:
+        doc = self.records.by_name(name)
+        if doc is None:
+            raise BadRequest("invalid processor name")
+        if not self.records.can_read(user, doc):
+            raise Forbidden("MSG_ERROR_NO_ACCESS_RIGHTS_OBJECT_PROCESSOR")
+        return doc
+
+    def writable(self, user: User, processor_id: str | None) -> dict[str, Any]:
+        doc = self.records.get(processor_id)
+        if doc is None:
+            raise BadRequest("invalid processor")
+        if not self.records.can_write(user, doc):
+            raise Forbidden("MSG_ERROR_NO_ACCESS_RIGHTS_OBJECT_PROCESSOR")
+        return doc
+
+    def writable_by_name(self, user: User, name: str | None) -> dict[str, Any]:
+        doc = self.records.by_name(name)
+        if doc is None:
+            raise BadRequest("invalid processor name")
+        if not self.records.can_write(user, doc):
+            raise Forbidden("MSG_ERROR_NO_ACCESS_RIGHTS_OBJECT_PROCESSOR")
+        return doc
+
+    def _operation_workspace(self, user: User, workspace_id: str | None) -> str:
+        """The workspace an app operation is listed in: the one given (readable by the caller) or none."""
+        if not workspace_id:
+            return ""
+        return str(self.workspaces.readable(user, workspace_id)["workspaceId"])
+
+    # -- upload ----------------------------------------------------------------------------------------
+    @staticmethod
+    def check_new_name(name: str | None) -> str:
+        raw = name or ""
+        if not raw.strip():
+            raise BadRequest("missing name")
+        if _BAD_NAME_CHARS.search(raw) or raw.startswith("."):
+            raise BadRequest(f"{raw[:100]} is not a valid filename")
+        if raw != raw.strip().lower() or " " in raw:
+            raise ServerFailure("Processor Name MUST be lower case and without any space")
+        return safe_name(raw, "app name")
+
+    def upload(self, user: User, archive: Path, *, name: str | None, workspace_id: str | None, version: str | None,
+               description: str | None, app_type: str | None, params_sample: str | None, public: int | None,
+               timeout: int | None, force: bool | None) -> str:
+        """Store a new app (or, with ``force``, new files for one's own app) and queue its deploy."""
+        wanted = self.check_new_name(name)
+        sample = check_json(params_sample, "Parameter Sample is not a valid JSON", ServerFailure)
+        operation_ws = self._operation_workspace(user, workspace_id)
+        kind = normalise_type(app_type)
+        staged = self._unpack_new(archive, kind)
+        try:
+            with self._lock:
+                existing = self.records.by_name(wanted)
+                if existing is not None and not (force and (existing.get("userId") == user.user_id or user.is_admin)):
+                    raise Conflict(f"The name {wanted} is already used. Please use a different name.")
+                stamp = now_ms()
+                fields = {"name": wanted, "version": (version or "1").strip()[:50] or "1",
+                          "description": (description or "")[:MAX_DESCRIPTION], "type": kind,
+                          "isPublic": 1 if public else 0, "paramsSample": sample,
+                          "minuteTimeout": self._minutes(timeout), "deploymentOngoing": True, "deployed": False,
+                          "lastUpdate": stamp}
+                if existing is None:
+                    doc = self.records.processors.insert({
+                        "processorId": str(uuid.uuid4()), "userId": user.user_id, "uploadDate": stamp, "logo": "",
+                        "placeholderIndex": 1 + uuid.uuid4().int % 7, "showInStore": False, "friendlyName": "",
+                        "link": "", "email": "", "longDescription": "", "categories": [], "ondemandPrice": 0.0,
+                        "squareKilometerPrice": 0.0, "subscriptionPrice": 0.0, "areaParameterName": "",
+                        "uiJson": "", "environmentActions": [], "packageInfo": {}, **fields})
+                else:
+                    doc = self.records.processors.update(existing["processorId"], fields) or existing
+                replace_folder(staged, self.layout(doc).folder)
+        finally:
+            shutil.rmtree(staged, ignore_errors=True)
+        return self.queue(user, doc, DEPLOY, operation_ws)
+
+    @staticmethod
+    def _minutes(timeout: int | None) -> int:
+        if timeout is None:
+            return DEFAULT_MINUTE_TIMEOUT
+        return -1 if timeout <= 0 else min(int(timeout), 60 * 24 * 30)
+
+    def _unpack_new(self, archive: Path, kind: str) -> Path:
+        staged = staging_folder(self.settings.apps_root)
+        try:
+            unpack(archive, staged, self.settings.apps_max_zip_bytes)
+            if kind in PYTHON_TYPES and not (staged / "myProcessor.py").is_file():
+                raise BadRequest("the zip has no myProcessor.py (the file with the app's run() function)")
+        except BaseException:
+            shutil.rmtree(staged, ignore_errors=True)
+            raise
+        return staged
+
+    def queue(self, user: User, doc: dict[str, Any], operation_type: str, workspace_id: str = "",
+              parameter: dict[str, Any] | None = None) -> str:
+        """Queue an operation on the app; its process id."""
+        if operation_type in (DEPLOY, REDEPLOY):
+            self.records.processors.update(doc["processorId"], {"deploymentOngoing": True})
+        record = self.processes.create(user, workspace_id, operation_type, str(doc["name"]),
+                                       subtype=str(doc.get("type") or ""),
+                                       parameter={"processorId": doc["processorId"], **(parameter or {})})
+        return str(record["processObjId"])
+
+    # -- changes ---------------------------------------------------------------------------------------
+    def update(self, user: User, processor_id: str | None, view: dict[str, Any]) -> None:
+        doc = self.writable(user, processor_id)
+        changes: dict[str, Any] = {"lastUpdate": now_ms()}
+        if view.get("processorDescription") is not None:
+            changes["description"] = str(view["processorDescription"])[:MAX_DESCRIPTION]
+        if view.get("processorVersion") not in (None, ""):
+            changes["version"] = str(view["processorVersion"])[:50]
+        if view.get("isPublic") is not None:
+            changes["isPublic"] = 1 if is_public({"isPublic": view["isPublic"]}) else 0
+        if view.get("minuteTimeout") is not None:
+            try:
+                changes["minuteTimeout"] = self._minutes(int(view["minuteTimeout"]))
+            except (TypeError, ValueError) as e:
+                raise BadRequest("minuteTimeout must be a number of minutes") from e
+        if view.get("paramsSample") is not None:
+            changes["paramsSample"] = check_json(str(view["paramsSample"]), "paramsSample is not valid JSON",
+                                                 BadRequest)
+        self.records.processors.update(doc["processorId"], changes)
+
+    def update_files(self, user: User, processor_id: str | None, workspace_id: str | None, received: Path,
+                     file_name: str) -> str:
+        """Apply a zip (unpacked over the app's files) or one file; rebuild only when pip.txt changed, else
+        refresh the library.  The process id of the queued operation."""
+        doc = self.writable(user, processor_id)
+        operation_ws = self._operation_workspace(user, workspace_id)
+        folder = self.layout(doc).folder
+        before = digest(folder / PIP_TXT)
+        with self._lock:
+            if file_name.lower().endswith(".zip") and is_zip(received):
+                unpack(received, folder, self.settings.apps_max_zip_bytes)
+            else:
+                target = inside(folder, safe_name(file_name, "file name"))
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(received, target)
+            self.records.processors.update(doc["processorId"], {"lastUpdate": now_ms()})
+        changed = digest(folder / PIP_TXT) != before
+        return self.queue(user, doc, REDEPLOY if changed else LIBRARY_UPDATE, operation_ws)
+
+    def redeploy(self, user: User, processor_id: str | None, workspace_id: str | None) -> str:
+        doc = self.writable(user, processor_id)
+        return self.queue(user, doc, REDEPLOY, self._operation_workspace(user, workspace_id))
+
+    def update_library(self, user: User, processor_id: str | None, workspace_id: str | None) -> str:
+        doc = self.writable(user, processor_id)
+        return self.queue(user, doc, LIBRARY_UPDATE, self._operation_workspace(user, workspace_id))
+
+    def clear_build_flag(self, user: User, processor_id: str | None) -> None:
+        doc = self.writable(user, processor_id)
+        self.records.processors.update(doc["processorId"], {"deploymentOngoing": False})
+
+    # -- delete ----------------------------------------------------------------------------------------
+    def delete(self, user: User, processor_id: str | None) -> None:
+        if not self.is_main:
+            raise BadRequest("delete apps on the main node; compute nodes use nodedelete")
+        doc = self.records.get(processor_id)
+        if doc is None:
+            raise BadRequest("invalid processor")
+        resource = processor_resource(doc)
+        if doc.get("userId") != user.user_id and not user.is_admin:
+            if self.sharing.sharing(resource, user.user_id) is None:
+                raise Unauthorized("only the owner deletes an app")
+            self.sharing.unshare(user, resource, user.user_id)
+            return
+        for check in self.delete_checks:
+            check(doc)
+        for hook in self.delete_hooks:
+            hook(doc)
+        self._remove(doc)
+
+    def _remove(self, doc: dict[str, Any]) -> None:
+        layout = self.layout(doc)
+        with self._lock:
+            self.sharing.remove_all(processor_resource(doc))
+            self.records.processors.delete(doc["processorId"])
+        with contextlib.suppress(Exception):
+            self.engine(doc).delete(layout)
+        shutil.rmtree(layout.home, ignore_errors=True)
+        shutil.rmtree(layout.folder, ignore_errors=True)
+        shutil.rmtree(inside(self.settings.images_root, "processors", layout.name), ignore_errors=True)
+
+    def node_delete(self, user: User, processor_id: str | None, processor_name: str | None) -> None:
+        """A compute node's copy of an app goes (the main node's record decides; here the local copy)."""
+        if self.is_main:
+            raise BadRequest("nodedelete is for compute nodes; use delete on the main node")
+        doc = self.records.get(processor_id)
+        if doc is None:
+            raise BadRequest("invalid processor")
+        if processor_name and doc.get("name") != processor_name:
+            raise BadRequest("processorName is not the name of the app")
+        if not self.records.can_write(user, doc):
+            raise Unauthorized("only the owner deletes an app")
+        self._remove(doc)
+
+    def delete_all_of_user(self, user_id: str) -> None:
+        """Every app the user owns goes (records, files, environments, sharings); their sharings of others'
+        apps go with the user's sharings (the sharing module).  A second call finds nothing."""
+        for doc in self.records.processors.find(userId=user_id):
+            for hook in self.delete_hooks:
+                hook(doc)
+            self._remove(doc)
+
+    # -- reading ---------------------------------------------------------------------------------------
+    def help_text(self, user: User, name: str | None) -> str:
+        doc = self.readable_by_name(user, name)
+        folder = self.layout(doc).folder
+        texts = [p.read_text(encoding="utf-8", errors="replace") for p in sorted(folder.glob("*"))
+                 if p.is_file() and not p.is_symlink() and _HELP_FILE.match(p.name)]
+        return "\n".join(texts)
+
+    def build_log(self, user: User, processor_id: str | None) -> list[str]:
+        doc = self.of_team(user, processor_id)
+        path = self.layout(doc).build_log
+        if not path.is_file():
+            return []
+        return [line for line in path.read_text(encoding="utf-8", errors="replace").splitlines() if line]
+
+    def download(self, user: User, processor_id: str | None) -> tuple[ZipStream, str]:
+        doc = self.of_team(user, processor_id)
+        folder = self.layout(doc).folder
+        if not folder.is_dir():
+            raise NoContent("the app has no files on this node")
+        return ZipStream(folder), f"{doc['name']}.zip"
+
+    def cwl(self, user: User, name: str | None) -> tuple[Path, str]:
+        doc = self.records.by_name(name)
+        if doc is None or not self.records.can_read(user, doc):
+            raise NotFound("no such app")
+        folder = self.layout(doc).folder
+        candidates = [folder / f"{doc['name']}.cwl", *sorted(folder.glob("*.cwl"))]
+        for path in candidates:
+            if path.is_file() and not path.is_symlink():
+                return path, path.name
+        raise NoContent("the app has no CWL descriptor")
+
+    def ui(self, user: User, name: str | None) -> str:
+        doc = self.readable_by_name(user, name)
+        return str(doc.get("uiJson") or "") or DEFAULT_UI
+
+    def save_ui(self, user: User, name: str | None, text: str | None) -> None:
+        doc = self.writable_by_name(user, name)
+        body = (text or "").strip()
+        if not body:
+            raise BadRequest("the UI descriptor is empty")
+        if len(body.encode("utf-8")) > MAX_UI_BYTES:
+            raise BadRequest("the UI descriptor is too large")
+        check_json(body, "the UI descriptor is not valid JSON", BadRequest)
+        self.records.processors.update(doc["processorId"], {"uiJson": body, "lastUpdate": now_ms()})
+
+    # -- runs ------------------------------------------------------------------------------------------
+    def run(self, user: User, name: str | None, workspace_id: str | None, encoded: str | None,
+            parent: str | None, notify: bool | None = None) -> dict[str, Any]:
+        """Queue a run; the RunningProcessorViewModel fields."""
+        try:
+            workspace = self.workspaces.writable(user, workspace_id)
+        except (BadRequest, Forbidden, NotFound) as e:
+            raise BadRequest("Workspace cannot be accessed or does not exists.") from e
+        doc = self.records.by_name(name)
+        if doc is None:
+            raise BadRequest(f"Processors not found {str(name)[:100]}")
+        if not self.records.can_read(user, doc):
+            raise Forbidden("Processor cannot be accessed.")
+        if not doc.get("deployed"):
+            why = "is still being built" if doc.get("deploymentOngoing") else "has no working build: see its build log"
+            raise BadRequest(f"The app {doc['name']} {why}.")
+        parameters, text = decode_parameters(encoded)
+        self.products.check_storage(user)
+        for guard in self.run_guards:
+            guard(user, doc, text)
+        parent_id = None
+        if parent:
+            parent_record = self.processes.readable(user, parent)
+            parent_id = str(parent_record["processObjId"])
+        record = self.processes.create(user, str(workspace["workspaceId"]), RUN, str(doc["name"]),
+                                       subtype=str(doc.get("type") or ""), parameter=parameters, parent=parent_id)
+        if notify:
+            self.processes.update(record["processObjId"], {NOTIFY_FIELD: True})
+        return {"processorId": doc["processorId"], "name": doc["name"],
+                "processingIdentifier": record["processObjId"], "status": record["status"],
+                "jsonEncodedResult": "", "message": ""}

@@ -1,0 +1,141 @@
+"""``wasdi apps ...`` against the in-process server (environments built offline from the local wheelhouse).
+
+``/processors/getdeployed`` (behind ``apps list`` and every name lookup) belongs to the app store, served
+elsewhere: here ``client.processors.list`` is answered from the server's own records."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.app_support import app_settings
+from tests.cli.conftest import ALICE, ALICE_PASSWORD, BOB, BOB_PASSWORD, Cli, lines
+from wasdi_sdk.models import DeployedProcessorViewModel
+from wasdi_sdk.resources.processors import ProcessorsResource
+from wasdi_server import create_app, load_settings
+from wasdi_server.app import WasdiApp
+from wasdi_server.launcher.engines import AppLayout, Launch
+
+
+@pytest.fixture
+def wasdi_app(tmp_path: Path) -> Iterator[WasdiApp]:
+    app = create_app(load_settings(data_dir=tmp_path / "data", environ={}, **app_settings()))
+    app.services.users.add(ALICE, ALICE_PASSWORD, name="Alice", surname="Liddell")
+    app.services.users.add(BOB, BOB_PASSWORD, name="Bob", surname="Builder")
+    yield app
+    app.services.close()
+
+
+@pytest.fixture
+def alice(cli: Cli, wasdi_app: WasdiApp, monkeypatch: pytest.MonkeyPatch) -> Cli:
+    def deployed(self: ProcessorsResource, **options: Any) -> list[DeployedProcessorViewModel]:
+        return [DeployedProcessorViewModel(processor_id=d["processorId"], processor_name=d["name"], type=d["type"],
+                                           processor_description=d["description"], publisher=d["userId"],
+                                           is_public=d["isPublic"], deployment_ongoing=d["deploymentOngoing"],
+                                           shared_with_me=False, read_only=False)
+                for d in wasdi_app.services.apps.records.processors.all()]
+
+    monkeypatch.setattr(ProcessorsResource, "list", deployed)
+    cli.login()
+    return cli
+
+
+@pytest.fixture
+def workspace(alice: Cli) -> str:
+    result = alice("ws", "create", "Floods")
+    assert result.exit_code == 0, result.output
+    return "Floods"
+
+
+class ScriptEngine:
+    """Runs a shell line in place of the app, to drive ``apps run`` without an HTTP server."""
+
+    family = "test"
+
+    def __init__(self, script: str) -> None:
+        self.script = script
+
+    def run(self, app: AppLayout, launch: Launch, runner: Any) -> int:
+        return int(runner(["sh", "-c", self.script], {"PATH": "/usr/bin:/bin"}, app.folder))
+
+    def delete(self, app: AppLayout) -> None:
+        pass
+
+
+def deploy_scaffold(cli: Cli, tmp_path: Path, name: str = "hello") -> Path:
+    folder = tmp_path / name
+    assert cli("apps", "new", name, "--dir", str(folder)).exit_code == 0
+    (folder / "config.json").write_text('{"USER": "secret"}')
+    (folder / "notes.log").write_text("x")
+    result = cli("apps", "deploy", str(folder), "--wait")
+    assert result.exit_code == 0, result.output
+    assert "environment ready" in result.stderr
+    return folder
+
+
+def test_new_scaffolds_an_app_that_deploys_and_honours_wasdiignore(alice: Cli, wasdi_app: WasdiApp,
+                                                                   tmp_path: Path) -> None:
+    folder = deploy_scaffold(alice, tmp_path)
+    assert {p.name for p in folder.iterdir()} >= {"myProcessor.py", "params.json", "pip.txt", "readme.md"}
+    stored = {p.name for p in (wasdi_app.services.settings.apps_root / "hello").iterdir()}
+    assert "myProcessor.py" in stored and "config.json" not in stored and "notes.log" not in stored
+    doc = wasdi_app.services.apps.records.by_name("hello")
+    assert json.loads(doc["paramsSample"]) == {"NAME": "world", "OUTPUT": "hello.txt"}
+    assert alice("apps", "new", "Bad Name").exit_code == 2
+
+
+def test_list_show_update_build_log_packages_download_delete(alice: Cli, wasdi_app: WasdiApp, tmp_path: Path,
+                                                            workspace: str) -> None:
+    deploy_scaffold(alice, tmp_path)
+    listed = alice("apps", "list", "-q")
+    assert lines(listed.stdout) == [wasdi_app.services.apps.records.by_name("hello")["processorId"]]
+    shown = json.loads(alice("apps", "show", "hello", "--json").stdout)
+    assert shown["processorName"] == "hello"
+    unknown = alice("apps", "show", "nope")
+    assert unknown.exit_code == 1 and "no app 'nope'" in unknown.stderr
+    assert alice("apps", "update", "hello", "--description", "greets", "--timeout", "9").exit_code == 0
+    doc = wasdi_app.services.apps.records.by_name("hello")
+    assert (doc["description"], doc["minuteTimeout"]) == ("greets", 9)
+    assert alice("apps", "update", "hello").exit_code == 2
+    assert alice("apps", "build-log", "hello").stdout.splitlines()[-1] == "environment ready"
+    assert "wasdi" in alice("apps", "packages", "hello", "-q").stdout.split()
+    assert alice("apps", "packages", "hello", "--add", "six").exit_code == 2
+    queued = alice("apps", "packages", "hello", "--add", "six==1.16.0", "--ws", workspace)
+    assert queued.exit_code == 0, queued.output
+    target = tmp_path / "copy.zip"
+    assert alice("apps", "download", "hello", "-o", str(target)).exit_code == 0
+    with zipfile.ZipFile(target) as bundle:
+        assert "myProcessor.py" in bundle.namelist()
+    assert alice("apps", "delete", "hello").exit_code == 2
+    assert alice("apps", "delete", "hello", "--yes").exit_code == 0
+    assert wasdi_app.services.apps.records.by_name("hello") is None
+
+
+@pytest.mark.parametrize(("script", "code", "final"), [("echo first line; echo second line", 0, "DONE"),
+                                                        ("echo about to fail; exit 3", 1, "ERROR")])
+def test_run_follows_the_log_and_exits_non_zero_unless_done(alice: Cli, wasdi_app: WasdiApp, tmp_path: Path,
+                                                            workspace: str, monkeypatch: pytest.MonkeyPatch,
+                                                            script: str, code: int, final: str) -> None:
+    deploy_scaffold(alice, tmp_path)
+    monkeypatch.setattr(wasdi_app.services.apps, "engine", lambda doc: ScriptEngine(script))
+    result = alice("apps", "run", "hello", "--ws", workspace, "--params", '{"NAME": "cli"}', "--follow",
+                   "--interval", "0.1")
+    assert result.exit_code == code, result.output
+    process_id = result.stdout.strip()
+    assert wasdi_app.services.processes.get(process_id)["status"] == final
+    assert wasdi_app.services.processes.get(process_id)["parameter"] == {"NAME": "cli"}
+    assert script.split(";")[0].removeprefix("echo ") in result.stderr
+    logs = alice("apps", "logs", process_id)
+    assert script.split(";")[0].removeprefix("echo ") in logs.stdout
+
+
+def test_run_reports_a_refusal_as_a_sentence(alice: Cli, workspace: str) -> None:
+    result = alice("apps", "run", "nope", "--ws", workspace)
+    assert result.exit_code == 1
+    assert "Processors not found nope" in result.stderr
+    assert alice("apps", "run", "nope", "--ws", workspace, "--params", "[1]").exit_code == 2
