@@ -1,6 +1,7 @@
 """HTTP resources, one module per group.  Importing this package registers every handler."""
 
 from . import (
+    admin,
     auth,
     checkout,
     credits,
@@ -22,6 +23,7 @@ from . import (
 )
 
 __all__ = [
+    "admin",
     "auth",
     "checkout",
     "credits",

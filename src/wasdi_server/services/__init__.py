@@ -12,24 +12,31 @@ from ..providers.search import SearchProviders
 from ..settings import Settings
 from ..store import Store, open_store
 from ..store.logs import RunLogs
+from .admin_lookups import AdminLookups
+from .admin_users import AdminUsers
 from .credits import CreditService
 from .identity import UserService
 from .images import ImageService
+from .intents import INTENTS, IntentLog
 from .messages import MessageLog
+from .metrics import MetricsRecorder, MetricsService
 from .missions import MissionService
 from .nodes import NodeService
 from .organizations import OrganizationService
+from .process_cleaning import ProcessCleaning
 from .process_logs import ProcessLogService
 from .process_stats import ProcessStatistics
 from .processes import ProcessService
 from .products import ProductService
 from .projects import ProjectService
+from .resource_types import ResourceTypes
 from .search import SearchService
 from .sessions import SessionService
 from .sharing import SharingService
 from .styles import StyleService
 from .subscriptions import SubscriptionService
 from .uploads import UploadAccountService
+from .user_deletion import UserDeletion
 from .workspaces import WorkspaceService
 
 COLLECTIONS: dict[str, str] = {
@@ -52,6 +59,7 @@ COLLECTIONS: dict[str, str] = {
     "layers": "layerId",
     "styles": "styleId",
     "processors": "processorId",
+    INTENTS: "intentId",
 }
 
 
@@ -81,18 +89,32 @@ class Services:
     products: ProductService
     images: ImageService
     styles: StyleService
+    intents: IntentLog
+    user_deletion: UserDeletion
+    resource_types: ResourceTypes
+    admin_lookups: AdminLookups
+    admin_users: AdminUsers
+    metrics: MetricsService
     search: SearchService = field(init=False)
     launcher: Launcher = field(init=False)
+    process_cleaning: ProcessCleaning = field(init=False)
+    metrics_recorder: MetricsRecorder = field(init=False)
 
     def __post_init__(self) -> None:
         self.launcher = Launcher(self, self.settings.launcher_workers, self.settings.launcher_poll_seconds)
+        self.process_cleaning = ProcessCleaning(self.processes, self.messages, self.launcher.is_alive,
+                                                self.settings.stale_process_minutes)
+        self.metrics_recorder = MetricsRecorder(self.metrics, self.settings.metrics_interval_seconds)
 
     def start(self) -> None:
-        """Start the background work (the launcher)."""
+        """Finish the changes a crash interrupted, then start the background work (launcher, metrics)."""
+        self.intents.resume_pending()
         self.launcher.start()
+        self.metrics_recorder.start()
 
     def close(self) -> None:
         """Stop the background work and release the store."""
+        self.metrics_recorder.stop()
         self.launcher.stop()
         self.store.close()
 
@@ -133,20 +155,48 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
     workspaces.delete_hooks.append(products.on_workspace_delete)
     process_logs = ProcessLogService(RunLogs(settings.data_dir / "logs"), processes)
     workspaces.delete_hooks.append(process_logs.remove_for_workspace)
+    sessions = SessionService(c("sessions"), users, settings.session_idle_hours, settings.disable_authentication)
+    uploads = UploadAccountService(c("upload_accounts"), settings.uploads_root, mailer)
+    credits = CreditService(c("credit_packages"), payments)
+    projects = ProjectService(c("projects"), subscriptions, users)
+    intents = IntentLog(c(INTENTS))
+    # What deleting a user removes, in this order; services wired elsewhere (apps, workflows, parameter
+    # templates) add their own delete_all_of_user with services.user_deletion.register(...).
+    user_deletion = UserDeletion(users, intents)
+    user_deletion.disable_hooks.append(sessions.forget_user)
+    for name, cleanup in (("sessions", sessions.delete_all_of_user), ("workspaces", workspaces.delete_all_of_user),
+                          ("processes", process_logs.delete_all_of_user), ("styles", styles.delete_all_of_user),
+                          ("subscriptions", subscriptions.delete_all_of_user),
+                          ("organizations", organizations.delete_all_of_user),
+                          ("credit packages", credits.delete_all_of_user),
+                          ("upload account", uploads.delete_all_of_user),
+                          ("images", images.delete_all_of_user), ("sharings", sharing.delete_all_of_user)):
+        user_deletion.register(name, cleanup)
+    # The admin console changes permissions through each type's own rules; apps, workflows and
+    # parameter templates register theirs with services.resource_types.register_rules(...).
+    resource_types = ResourceTypes()
+    resource_types.register_rules("WORKSPACE", workspaces.share, workspaces.unshare)
+    resource_types.register_rules("ORGANIZATION", organizations.share, organizations.unshare)
+    resource_types.register_rules("SUBSCRIPTION", subscriptions.share, subscriptions.unshare)
+    resource_types.register_rules("STYLE", styles.share, styles.unshare)
+    resource_types.register_rules("NODE", nodes.share, nodes.unshare)
     services = Services(
         settings=settings, store=store, mailer=mailer, users=users,
-        sessions=SessionService(c("sessions"), users, settings.session_idle_hours, settings.disable_authentication),
+        sessions=sessions,
         sharing=sharing, nodes=nodes,
         workspaces=workspaces,
         subscriptions=subscriptions, organizations=organizations,
-        projects=ProjectService(c("projects"), subscriptions, users),
-        payments=payments, credits=CreditService(c("credit_packages"), payments),
+        projects=projects,
+        payments=payments, credits=credits,
         missions=missions,
-        uploads=UploadAccountService(c("upload_accounts"), settings.uploads_root, mailer),
+        uploads=uploads,
         messages=messages,
         processes=processes, process_logs=process_logs, products=products,
         process_stats=ProcessStatistics(processes, workspaces, c("subscriptions"), sharing, nodes, settings.node_code),
-        images=images, styles=styles,
+        images=images, styles=styles, intents=intents, user_deletion=user_deletion, resource_types=resource_types,
+        admin_lookups=AdminLookups(store, sharing, workspaces, resource_types),
+        admin_users=AdminUsers(users, sessions, subscriptions, organizations, nodes, user_deletion),
+        metrics=MetricsService(c("metrics"), settings.node_code, settings.data_dir),
     )
     services.search = SearchService(missions, SearchProviders.from_settings(settings))
     return services

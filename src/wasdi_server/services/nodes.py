@@ -70,18 +70,21 @@ class NodeService:
             return str(node["apiUrl"]).rstrip("/")
         return own_url
 
-    def scored_nodes(self, user: User, shared_with_user: set[str]) -> list[str]:
+    def scored_nodes(self, user: User, shared_with_user: set[str], *, include_local: bool = False) -> list[str]:
         """Codes of the nodes new work of ``user`` may go to, best first.
 
-        Candidates are active nodes that are public (``shared``) or shared with the user, with
-        metrics younger than the configured age.  Fewer unfinished processes first, then more free
-        disk.  Nodes without fresh metrics are not scored.
+        Candidates are active nodes that are public (``shared``) or shared with the user (and this
+        node itself with ``include_local``), with metrics younger than the configured age.  Fewer
+        unfinished processes first, then more free disk.  Nodes without fresh metrics are not scored.
         """
         oldest = time.time() - self.metrics_max_age
         scored: list[tuple[int, float, str]] = []
-        for node in self.nodes.find(active=True):
+        candidates = self.nodes.find(active=True)
+        if include_local and not any(n["nodeCode"] == self.local_code for n in candidates):
+            candidates.append({"nodeCode": self.local_code, "shared": True})
+        for node in candidates:
             code = node["nodeCode"]
-            if not (node.get("shared") or code in shared_with_user):
+            if not (node.get("shared") or code in shared_with_user or (include_local and code == self.local_code)):
                 continue
             latest = self.metrics.get(code)
             if not latest or float(latest.get("receivedAt", 0)) < oldest:
