@@ -1,5 +1,6 @@
 """One resource class per group of the catalogue."""
 
+from .admin import AdminResource
 from .auth import AuthResource
 from .credits import CreditsResource
 from .file_buffer import FileBufferResource
@@ -18,6 +19,7 @@ from .utility import UtilityResource
 from .workspaces import WorkspacesResource
 
 RESOURCES: dict[str, type] = {
+    "admin": AdminResource,
     "auth": AuthResource,
     "credits": CreditsResource,
     "file_buffer": FileBufferResource,
@@ -38,6 +40,7 @@ RESOURCES: dict[str, type] = {
 
 __all__ = [
     "RESOURCES",
+    "AdminResource",
     "AuthResource",
     "CreditsResource",
     "FileBufferResource",
