@@ -10,6 +10,7 @@ import typer
 
 from . import __version__
 from .commands import (
+    admin,
     auth,
     credits,
     images,
@@ -51,6 +52,7 @@ app.add_typer(organizations.app, name="orgs")
 app.add_typer(products.app, name="products")
 app.add_typer(imports.app)  # wasdi import URL at the top level
 app.add_typer(search.app)  # wasdi search --platform ... at the top level
+app.add_typer(admin.app, name="admin")
 
 
 def _version(value: bool) -> None:
