@@ -81,3 +81,17 @@ def _leftovers_in(path: Path, user_id: str) -> list[str]:
 
 def store_files(data_dir: Path) -> list[Path]:
     return sorted((data_dir / "db").glob("*.json"))
+
+
+def owned_keys(data_dir: Path, user_id: str) -> set[tuple[str, str]]:
+    """``(collection, key)`` of every stored record that belongs to ``user_id`` (contents may change)."""
+    from wasdi_server.services import COLLECTIONS
+
+    keys = set()
+    for path in store_files(data_dir):
+        key_field = COLLECTIONS.get(path.stem, "")
+        for table in json.loads(path.read_text() or "{}").values():
+            for doc in table.values():
+                if any(doc.get(f) == user_id for f in OWNER_FIELDS):
+                    keys.add((path.stem, str(doc.get(key_field))))
+    return keys

@@ -103,7 +103,8 @@ class Services:
     def __post_init__(self) -> None:
         self.launcher = Launcher(self, self.settings.launcher_workers, self.settings.launcher_poll_seconds)
         self.process_cleaning = ProcessCleaning(self.processes, self.messages, self.launcher.is_alive,
-                                                self.settings.stale_process_minutes)
+                                                self.settings.stale_process_minutes,
+                                                self.settings.stale_process_grace_seconds)
         self.metrics_recorder = MetricsRecorder(self.metrics, self.settings.metrics_interval_seconds)
 
     def start(self) -> None:

@@ -4,7 +4,7 @@
 - Stale records (docs/server.md, "Stale processes"): a record of this node still RUNNING, WAITING or
   READY is stale when no worker of this server is running it (the server restarted, crashed, or the
   worker died), or when it has not changed state for longer than ``stale_process_minutes``.  A record
-  whose state changed in the last ``STARTING_GRACE_SECONDS`` is always spared: the launcher marks a
+  whose state changed in the last ``stale_process_grace_seconds`` is always spared: the launcher marks a
   record RUNNING an instant before its worker starts.  Stale records become ERROR, with a line saying why.
 """
 
@@ -17,19 +17,19 @@ from .identity import now_ms
 from .messages import MessageLog
 from .processes import CREATED, ERROR, READY, RUNNING, WAITING, ProcessService
 
-STARTING_GRACE_SECONDS = 30.0
 QUEUE_CLEANED = "The process was removed from the queue by an administrator."
 STALE = "The process was closed by an administrator: its worker is gone or it stopped changing."
 
 
 class ProcessCleaning:
     def __init__(self, processes: ProcessService, messages: MessageLog, is_alive: Callable[[str], bool],
-                 stale_minutes: float) -> None:
+                 stale_minutes: float, grace_seconds: float = 30.0) -> None:
         self.processes = processes
         self.messages = messages
         self.is_alive = is_alive
         """Whether a worker of this server runs the process now (the launcher's ``is_alive``)."""
         self.stale_minutes = stale_minutes
+        self.grace_seconds = grace_seconds
 
     def _close(self, record: dict[str, Any], only_from: tuple[str, ...], reason: str) -> bool:
         pid = record["processObjId"]
@@ -65,7 +65,7 @@ class ProcessCleaning:
         if record.get("status") not in (RUNNING, WAITING, READY):
             return False
         changed = float(record.get("lastStateChangeTimestamp") or record.get("operationTimestamp") or 0)
-        if at_ms - changed < STARTING_GRACE_SECONDS * 1000:
+        if at_ms - changed < self.grace_seconds * 1000:
             return False
         if not self.is_alive(record["processObjId"]):
             return True
