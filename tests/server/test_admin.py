@@ -480,3 +480,17 @@ def test_admin_can_still_use_the_server_after_cleaning(server: Server, admin: Pe
 
 def test_user_from_doc_is_not_admin_by_accident() -> None:
     assert not User("x@example.org").is_admin
+
+
+def test_nodes_by_score_skips_full_disks_and_puts_low_memory_last(server: Server, admin: Person) -> None:
+    nodes = server.services.store.collection("nodes")
+    server.services.store.collection("metrics").delete(server.services.settings.node_code)
+    for code in ("full", "tight", "roomy"):
+        nodes.insert({"nodeCode": code, "apiUrl": f"http://{code}/rest", "active": True, "shared": True})
+    low_memory = {**entry("tight", 900), "memory": {"absolute": {"available": {"unit": "bytes", "value": 2**30}}}}
+    for body in (entry("full", 999, used_percent=95.0), low_memory, entry("roomy", 100)):
+        assert server.http.simulate_put("/admin/metrics", headers=admin.headers, json=body).status_code == 200
+    assert [n["nodeCode"] for n in server.get("/process/nodesByScore", admin).json] == ["roomy", "tight"]
+    for code in ("tight", "roomy"):
+        server.services.store.collection("metrics").delete(code)
+    assert [n["nodeCode"] for n in server.get("/process/nodesByScore", admin).json] == ["full"]
