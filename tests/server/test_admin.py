@@ -494,3 +494,14 @@ def test_nodes_by_score_skips_full_disks_and_puts_low_memory_last(server: Server
     for code in ("tight", "roomy"):
         server.services.store.collection("metrics").delete(code)
     assert [n["nodeCode"] for n in server.get("/process/nodesByScore", admin).json] == ["full"]
+
+
+def test_the_web_clients_query_strings(server: Server, admin: Person, bob: Person, alice_ws: str) -> None:
+    # The web client starts this query with "?&" and sends the criteria it has not got as empty values.
+    added = server.http.simulate_post("/admin/resourcePermissions", headers=admin.headers,
+                                      query_string=f"&resourceType=workspace&resourceId={alice_ws}"
+                                                   f"&userId={bob.user_id}&rights=")
+    assert added.status_code == 200
+    found = server.http.simulate_get("/admin/resourcePermissions", headers=admin.headers,
+                                     query_string=f"&resourceType=&resourceId={alice_ws}&userId=")
+    assert [(p["userId"], p["permissions"]) for p in found.json] == [(bob.user_id, "read")]
