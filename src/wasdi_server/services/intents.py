@@ -89,6 +89,7 @@ class IntentLog:
             try:
                 self.finish(intent)
                 finished += 1
+                log.info("finished the interrupted %s of %s", intent.get("kind"), intent.get("subject"))
             except Exception:
                 log.exception("the pending %s of %s could not be finished", intent.get("kind"), intent.get("subject"))
         return finished
