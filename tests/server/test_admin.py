@@ -505,3 +505,21 @@ def test_the_web_clients_query_strings(server: Server, admin: Person, bob: Perso
     found = server.http.simulate_get("/admin/resourcePermissions", headers=admin.headers,
                                      query_string=f"&resourceType=&resourceId={alice_ws}&userId=")
     assert [(p["userId"], p["permissions"]) for p in found.json] == [(bob.user_id, "read")]
+
+
+@pytest.mark.parametrize("role", (*ROLES, "self"))
+def test_permission_matrix_on_remove(server: Server, alice: Person, writer: Person, reader: Person,
+                                     stranger: Person, admin: Person, carol: Person, alice_ws: str,
+                                     role: str) -> None:
+    services = server.services
+    owner = services.users.active_user(alice.user_id)
+    for person, rights in ((writer, "write"), (reader, "read"), (carol, "read")):
+        services.workspaces.share(owner, alice_ws, person.user_id, rights)
+    who = {"owner": alice, "writer": writer, "reader": reader, "stranger": stranger, "admin": admin,
+           "self": carol}[role]
+    result = call(server, "DELETE", "/admin/resourcePermissions", who,
+                  params={"resourceType": "WORKSPACE", "resourceId": alice_ws, "userId": carol.user_id})
+    expected = 403 if role in ("reader", "stranger") else 200
+    assert result.status_code == expected
+    shared = services.sharing.sharings.get(services.sharing.key("workspace", alice_ws, carol.user_id))
+    assert (shared is None) == (expected == 200)
