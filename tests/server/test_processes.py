@@ -84,7 +84,16 @@ def test_operation_runs_to_done_with_progress_and_messages(server: Server, alice
     release.set()
     done = wait_status(server, pid, {"DONE"})
     assert done["progressPerc"] == 100 and done["payload"] == "finished" and done["operationEndTimestamp"]
-    codes = [m["payload"] for m in server.services.messages.for_workspace(ws) if m["messageCode"] == "UPDATEPROCESSES"]
+
+    def update_messages() -> list[str]:
+        return [m["payload"] for m in server.services.messages.for_workspace(ws)
+                if m["messageCode"] == "UPDATEPROCESSES"]
+
+    # The DONE message is sent just after the DONE status is stored: a reader may see the status first.
+    deadline = time.monotonic() + 10
+    while f"{pid};DONE;100" not in update_messages() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    codes = update_messages()
     assert f"{pid};RUNNING;0" in codes and f"{pid};RUNNING;10" in codes and f"{pid};DONE;100" in codes
 
 
