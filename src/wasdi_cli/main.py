@@ -10,6 +10,7 @@ import typer
 
 from . import __version__
 from .commands import (
+    admin,
     apps,
     auth,
     credits,
@@ -61,6 +62,7 @@ app.add_typer(reviews.app, name="reviews")
 app.add_typer(apps.app, name="apps")
 app.add_typer(imports.app)  # wasdi import URL at the top level
 app.add_typer(search.app)  # wasdi search --platform ... at the top level
+app.add_typer(admin.app, name="admin")
 
 
 def _version(value: bool) -> None:

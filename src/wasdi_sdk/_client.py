@@ -12,6 +12,7 @@ from .config import WasdiConfig, load_config
 from .helpers import wait_for_process
 from .models import GeorefProductViewModel, ProcessWorkspaceViewModel
 from .resources import (
+    AdminResource,
     AuthResource,
     ConsoleResource,
     CreditsResource,
@@ -90,6 +91,11 @@ class WasdiClient(BaseClient):
     def images(self) -> ImagesResource:
         """/images: image upload, retrieval, existence check and deletion; processor logo and gallery."""
         return ImagesResource(self)
+
+    @cached_property
+    def admin(self) -> AdminResource:
+        """/admin: the operators' console: lookups, permissions, users, node metrics, queue cleaning."""
+        return AdminResource(self)
 
     @cached_property
     def styles(self) -> StylesResource:

@@ -94,6 +94,13 @@ class Settings:
     max_json_body_bytes: int = 10 * 1024 * 1024
     max_param_length: int = 8192
     metrics_max_age_seconds: int = 600
+    metrics_interval_seconds: float = 60.0
+    """How often this node records its own metrics (CPU, memory, disk, processes); 0 turns it off."""
+    stale_process_minutes: float = 1440.0
+    """``/admin/cleanOldProcesses`` closes a RUNNING/WAITING/READY record unchanged for this long,
+    even one a live worker runs (docs/server.md, "Stale processes")."""
+    stale_process_grace_seconds: float = 30.0
+    """A record whose state changed more recently than this is never stale (a worker may be starting it)."""
     payments: PaymentSettings = field(default_factory=PaymentSettings)
     cors_allow_origins: list[str] = field(default_factory=list)
     """Origins a browser client may call from (``["*"]`` for any); empty: no CORS headers."""

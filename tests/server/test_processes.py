@@ -85,15 +85,16 @@ def test_operation_runs_to_done_with_progress_and_messages(server: Server, alice
     done = wait_status(server, pid, {"DONE"})
     assert done["progressPerc"] == 100 and done["payload"] == "finished" and done["operationEndTimestamp"]
 
-    def codes() -> list[str]:
-        messages = server.services.messages.for_workspace(ws)
-        return [m["payload"] for m in messages if m["messageCode"] == "UPDATEPROCESSES"]
+    def update_messages() -> list[str]:
+        return [m["payload"] for m in server.services.messages.for_workspace(ws)
+                if m["messageCode"] == "UPDATEPROCESSES"]
 
-    # The broker message follows the status change, so it may land a moment after DONE is visible.
+    # The DONE message is sent just after the DONE status is stored: a reader may see the status first.
     deadline = time.monotonic() + 10
-    while f"{pid};DONE;100" not in codes() and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert f"{pid};RUNNING;0" in codes() and f"{pid};RUNNING;10" in codes() and f"{pid};DONE;100" in codes()
+    while f"{pid};DONE;100" not in update_messages() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    codes = update_messages()
+    assert f"{pid};RUNNING;0" in codes and f"{pid};RUNNING;10" in codes and f"{pid};DONE;100" in codes
 
 
 def test_failures_become_error_with_a_ko_message(server: Server, alice: Person, monkeypatch) -> None:

@@ -1,5 +1,6 @@
 """One resource class per group of the catalogue."""
 
+from .admin import AdminResource
 from .auth import AuthResource
 from .console import ConsoleResource
 from .credits import CreditsResource
@@ -24,6 +25,7 @@ from .workflows import WorkflowsResource
 from .workspaces import WorkspacesResource
 
 RESOURCES: dict[str, type] = {
+    "admin": AdminResource,
     "auth": AuthResource,
     "console": ConsoleResource,
     "credits": CreditsResource,
@@ -49,6 +51,7 @@ RESOURCES: dict[str, type] = {
 
 __all__ = [
     "RESOURCES",
+    "AdminResource",
     "AuthResource",
     "ConsoleResource",
     "CreditsResource",

@@ -1,6 +1,7 @@
 """HTTP resources, one module per group.  Importing this package registers every handler."""
 
 from . import (
+    admin,
     app_store,
     auth,
     checkout,
@@ -28,6 +29,7 @@ from . import (
 )
 
 __all__ = [
+    "admin",
     "app_store",
     "auth",
     "checkout",

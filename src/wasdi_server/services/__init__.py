@@ -12,6 +12,8 @@ from ..providers.search import SearchProviders
 from ..settings import Settings
 from ..store import Store, open_store
 from ..store.logs import RunLogs
+from .admin_lookups import AdminLookups
+from .admin_users import AdminUsers
 from .app_environments import AppEnvironmentService
 from .app_payments import AppPaymentService
 from .app_records import AppRecords
@@ -20,17 +22,21 @@ from .apps import AppService
 from .credits import CreditService
 from .identity import UserService
 from .images import ImageService
+from .intents import INTENTS, IntentLog
 from .maps import MapService
 from .messages import MessageLog
+from .metrics import MetricsRecorder, MetricsService
 from .missions import MissionService
 from .nodes import NodeService
 from .organizations import OrganizationService
 from .param_templates import ParamTemplateService
+from .process_cleaning import ProcessCleaning
 from .process_logs import ProcessLogService
 from .process_stats import ProcessStatistics
 from .processes import ProcessService
 from .products import ProductService
 from .projects import ProjectService
+from .resource_types import ResourceTypes
 from .reviews import ReviewService
 from .search import SearchService
 from .sessions import SessionService
@@ -38,6 +44,7 @@ from .sharing import SharingService
 from .styles import StyleService
 from .subscriptions import SubscriptionService
 from .uploads import UploadAccountService
+from .user_deletion import UserDeletion
 from .workflows import WorkflowService
 from .workspaces import WorkspaceService
 
@@ -66,6 +73,7 @@ COLLECTIONS: dict[str, str] = {
     "review_comments": "commentId",
     "app_payments": "appPaymentId",
     "workflows": "workflowId",
+    INTENTS: "intentId",
 }
 
 
@@ -100,21 +108,36 @@ class Services:
     app_store: AppStoreService
     app_payments: AppPaymentService
     workflows: WorkflowService
+    intents: IntentLog
+    user_deletion: UserDeletion
+    resource_types: ResourceTypes
+    admin_lookups: AdminLookups
+    admin_users: AdminUsers
+    metrics: MetricsService
     search: SearchService = field(init=False)
     apps: AppService = field(init=False)
     app_environments: AppEnvironmentService = field(init=False)
     launcher: Launcher = field(init=False)
     maps: MapService = field(init=False)
+    process_cleaning: ProcessCleaning = field(init=False)
+    metrics_recorder: MetricsRecorder = field(init=False)
 
     def __post_init__(self) -> None:
         self.launcher = Launcher(self, self.settings.launcher_workers, self.settings.launcher_poll_seconds)
+        self.process_cleaning = ProcessCleaning(self.processes, self.messages, self.launcher.is_alive,
+                                                self.settings.stale_process_minutes,
+                                                self.settings.stale_process_grace_seconds)
+        self.metrics_recorder = MetricsRecorder(self.metrics, self.settings.metrics_interval_seconds)
 
     def start(self) -> None:
-        """Start the background work (the launcher)."""
+        """Finish the changes a crash interrupted, then start the background work (launcher, metrics)."""
+        self.intents.resume_pending()
         self.launcher.start()
+        self.metrics_recorder.start()
 
     def close(self) -> None:
         """Stop the background work and release the store."""
+        self.metrics_recorder.stop()
         self.launcher.stop()
         self.store.close()
 
@@ -163,27 +186,64 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
     workspaces.delete_hooks.append(process_logs.remove_for_workspace)
     workflows = WorkflowService(c("workflows"), sharing, products, settings.workflows_root, settings.node_code,
                                 settings.public_url)
+    sessions = SessionService(c("sessions"), users, settings.session_idle_hours, settings.disable_authentication)
+    uploads = UploadAccountService(c("upload_accounts"), settings.uploads_root, mailer)
+    credits = CreditService(c("credit_packages"), payments)
+    projects = ProjectService(c("projects"), subscriptions, users)
+    intents = IntentLog(c(INTENTS))
+    # What deleting a user removes, in this order; services wired elsewhere (apps, workflows, parameter
+    # templates) add their own delete_all_of_user with services.user_deletion.register(...).
+    user_deletion = UserDeletion(users, intents)
+    user_deletion.disable_hooks.append(sessions.forget_user)
+    for name, cleanup in (("sessions", sessions.delete_all_of_user), ("workspaces", workspaces.delete_all_of_user),
+                          ("processes", process_logs.delete_all_of_user), ("styles", styles.delete_all_of_user),
+                          ("subscriptions", subscriptions.delete_all_of_user),
+                          ("organizations", organizations.delete_all_of_user),
+                          ("credit packages", credits.delete_all_of_user),
+                          ("upload account", uploads.delete_all_of_user),
+                          ("images", images.delete_all_of_user), ("sharings", sharing.delete_all_of_user)):
+        user_deletion.register(name, cleanup)
+    # The admin console changes permissions through each type's own rules; apps, workflows and
+    # parameter templates register theirs with services.resource_types.register_rules(...).
+    resource_types = ResourceTypes()
+    resource_types.register_rules("WORKSPACE", workspaces.share, workspaces.unshare)
+    resource_types.register_rules("ORGANIZATION", organizations.share, organizations.unshare)
+    resource_types.register_rules("SUBSCRIPTION", subscriptions.share, subscriptions.unshare)
+    resource_types.register_rules("STYLE", styles.share, styles.unshare)
+    resource_types.register_rules("NODE", nodes.share, nodes.unshare)
     services = Services(
         settings=settings, store=store, mailer=mailer, users=users,
-        sessions=SessionService(c("sessions"), users, settings.session_idle_hours, settings.disable_authentication),
+        sessions=sessions,
         sharing=sharing, nodes=nodes,
         workspaces=workspaces,
         subscriptions=subscriptions, organizations=organizations,
-        projects=ProjectService(c("projects"), subscriptions, users),
-        payments=payments, credits=CreditService(c("credit_packages"), payments),
+        projects=projects,
+        payments=payments, credits=credits,
         missions=missions,
-        uploads=UploadAccountService(c("upload_accounts"), settings.uploads_root, mailer),
+        uploads=uploads,
         messages=messages,
         processes=processes, process_logs=process_logs, products=products,
         process_stats=ProcessStatistics(processes, workspaces, c("subscriptions"), sharing, nodes, settings.node_code),
-        images=images, styles=styles,
         param_templates=param_templates, reviews=reviews, app_store=app_store, app_payments=app_payments,
         workflows=workflows,
+        images=images, styles=styles, intents=intents, user_deletion=user_deletion, resource_types=resource_types,
+        admin_lookups=AdminLookups(store, sharing, workspaces, resource_types),
+        admin_users=AdminUsers(users, sessions, subscriptions, organizations, nodes, user_deletion),
+        metrics=MetricsService(c("metrics"), settings.node_code, settings.data_dir),
     )
     services.search = SearchService(missions, SearchProviders.from_settings(settings))
     services.maps = MapService(c("layers"), workspaces, styles, map_server)
     services.apps = AppService(app_records, settings, workspaces, processes, products)
     services.app_environments = AppEnvironmentService(services.apps)
+    # The groups built above the admin console plug their own rules into it: what deleting a user
+    # removes, and how permissions on their resources change.
+    for name, cleanup in (("apps", services.apps.delete_all_of_user), ("workflows", workflows.delete_all_of_user),
+                          ("parameter templates", param_templates.delete_all_of_user),
+                          ("reviews", reviews.delete_all_of_user), ("app payments", app_payments.delete_all_of_user)):
+        user_deletion.register(name, cleanup)
+    resource_types.register_rules("PROCESSOR", app_store.share, app_store.unshare)
+    resource_types.register_rules("WORKFLOW", workflows.share, workflows.unshare)
+    resource_types.register_rules("PARAMETER", param_templates.share, param_templates.unshare)
     services.apps.run_guards.append(app_payments.authorize_run)
     services.apps.delete_checks.append(app_payments.check_app_delete)
     services.apps.delete_hooks.extend((app_payments.on_app_delete, param_templates.on_app_delete,

@@ -68,6 +68,10 @@ class CreditService:
         self.packages = packages
         self.payments = payments
 
+    def delete_all_of_user(self, user_id: str) -> None:
+        """The user's credit packages."""
+        self.packages.delete_where(userId=user_id)
+
     # -- reading ---------------------------------------------------------------------------------
     @staticmethod
     def types() -> list[dict[str, Any]]:

@@ -40,7 +40,7 @@ from urllib.parse import quote
 from ..errors import BadRequest, Forbidden, NoContent, NotFound
 from ..store import Collection
 from .identity import User
-from .paths import inside, safe_name
+from .paths import inside, remove_tree, safe_name
 from .sharing import Resource, SharingService
 
 PROCESSORS = "processors"
@@ -240,6 +240,10 @@ class ImageService:
         place = self.writable(user, collection, folder, name)
         if not self.remove(place):
             raise NotFound("image not found")
+
+    def delete_all_of_user(self, user_id: str) -> None:
+        """The user's own image folder (``users/<userId>``: avatar and pictures)."""
+        remove_tree(self.folder_path(USERS, user_id))
 
     def has(self, place: Place) -> bool:
         return self.path(place).is_file()

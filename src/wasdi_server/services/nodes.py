@@ -33,6 +33,8 @@ NODE_CODE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 TEXT_FIELDS = ("cloudProvider", "apiUrl", "nodeDescription", "nodeGeoserverAddress")
 FLAG_FIELDS = ("active", "shared")
 MAX_TEXT = 2000
+MAX_DISK_PERCENT_USED = 90.0
+MIN_FREE_MEMORY_BYTES = 30 * 1024**3
 
 
 class NodeService:
@@ -70,27 +72,36 @@ class NodeService:
             return str(node["apiUrl"]).rstrip("/")
         return own_url
 
-    def scored_nodes(self, user: User, shared_with_user: set[str]) -> list[str]:
+    def scored_nodes(self, user: User, shared_with_user: set[str], *, include_local: bool = False) -> list[str]:
         """Codes of the nodes new work of ``user`` may go to, best first.
 
-        Candidates are active nodes that are public (``shared``) or shared with the user, with
-        metrics younger than the configured age.  Fewer unfinished processes first, then more free
-        disk.  Nodes without fresh metrics are not scored.
+        Candidates are active nodes that are public (``shared``) or shared with the user (and this
+        node itself with ``include_local``), with metrics younger than the configured age.  Fewer
+        unfinished processes first, then more free disk; a node whose disk is more than 90% full is
+        left out unless no other remains, and one known to have less than 30 GB of free memory comes
+        after the others (gaps §3).  Nodes without fresh metrics are not scored.
         """
         oldest = time.time() - self.metrics_max_age
-        scored: list[tuple[int, float, str]] = []
-        for node in self.nodes.find(active=True):
+        scored: list[tuple[bool, int, float, str]] = []
+        full: list[tuple[bool, int, float, str]] = []
+        candidates = self.nodes.find(active=True)
+        if include_local and not any(n["nodeCode"] == self.local_code for n in candidates):
+            candidates.append({"nodeCode": self.local_code, "shared": True})
+        for node in candidates:
             code = node["nodeCode"]
-            if not (node.get("shared") or code in shared_with_user):
+            if not (node.get("shared") or code in shared_with_user or (include_local and code == self.local_code)):
                 continue
             latest = self.metrics.get(code)
             if not latest or float(latest.get("receivedAt", 0)) < oldest:
                 continue
-            disks = latest.get("disks") or [{}]
-            available = float(disks[0].get("absoluteAvailable") or 0) if disks else 0.0
+            disk = (latest.get("disks") or [{}])[0]
+            available = float(disk.get("absoluteAvailable") or 0)
+            memory = (latest.get("memory") or {}).get("absoluteAvailable")
+            low_memory = memory is not None and float(memory) < MIN_FREE_MEMORY_BYTES
             busy = self.processes.count(lambda d: d.get("status") in UNFINISHED, nodeCode=code)
-            scored.append((busy, -available, code))
-        return [code for _, _, code in sorted(scored)]
+            entry = (low_memory, busy, -available, code)
+            (full if float(disk.get("percentageUsed") or 0) > MAX_DISK_PERCENT_USED else scored).append(entry)
+        return [entry[-1] for entry in sorted(scored or full)]
 
     def may_use(self, user: User, code: str, shared_with_user: set[str]) -> bool:
         """This node, or an active node the user may see (as ``/node/allnodes`` lists them)."""

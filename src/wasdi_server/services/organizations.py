@@ -192,10 +192,19 @@ class OrganizationService:
                 raise Forbidden(NO_ACCESS)
             self.sharing.sharings.delete(self.sharing.key(ORGANIZATION, org_id, user.user_id))
             return org_id
-        self.sharing.remove_all(resource)
+        self._remove(doc)
+        return org_id
+
+    def _remove(self, doc: Mapping[str, Any]) -> None:
+        org_id = str(doc["organizationId"])
+        self.sharing.remove_all(self.resource(doc))
         self.subscriptions.update_where({"organizationId": None}, organizationId=org_id)
         self.organizations.delete(org_id)
-        return org_id
+
+    def delete_all_of_user(self, user_id: str) -> None:
+        """Every organization the user owns (their subscriptions are detached, as on a delete)."""
+        for doc in self.organizations.find(userId=user_id):
+            self._remove(doc)
 
     def share(self, caller: User, organization_id: str | None, user_id: str | None,
               rights: str | None) -> str:

@@ -37,6 +37,12 @@ class ProcessLogService:
                  "rowNumber": row["rowNumber"]}
                 for row in self.logs.read(pid, max(first or 0, 0), last if last is not None and last >= 0 else None)]
 
+    def delete_all_of_user(self, user_id: str) -> None:
+        """The process records the user started in other users' workspaces, with their logs."""
+        for record in self.processes.by_user(user_id):
+            self.logs.remove(record["processObjId"])
+            self.processes.processes.delete(record["processObjId"])
+
     def remove_for_workspace(self, workspace: dict[str, Any], delete_files: bool, delete_layers: bool) -> None:
         """Workspace delete hook: the logs go with the process records."""
         for record in self.processes.by_workspace(workspace["workspaceId"]):

@@ -189,7 +189,8 @@ class ProcessStatistics:
         """NodeScoreByProcessWorkspaceViewModel fields, best node first (admins only; others get none)."""
         if not caller.is_admin:
             return []
-        codes = self.nodes.scored_nodes(caller, set(self.sharing.shared_with(caller.user_id, "node")))
+        codes = self.nodes.scored_nodes(caller, set(self.sharing.shared_with(caller.user_id, "node")),
+                                        include_local=True)
         if not codes:
             codes = [caller.default_node if self.nodes.is_usable(caller.default_node) else self.node_code]
         return [self.node_score(code) for code in codes]

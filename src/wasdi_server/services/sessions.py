@@ -76,6 +76,11 @@ class SessionService:
                 self._user_cache[token] = (now, user)
         return user
 
+    def delete_all_of_user(self, user_id: str) -> None:
+        """End every session of the user."""
+        self.sessions.delete_where(userId=user_id)
+        self.forget_user(user_id)
+
     def forget_user(self, user_id: str) -> None:
         """Drop cached copies of a user after their record changed."""
         with self._lock:

@@ -177,3 +177,7 @@ class SharingService:
 
     def remove_for_user(self, user_id: str) -> int:
         return self.sharings.delete_where(userId=user_id)
+
+    def delete_all_of_user(self, user_id: str) -> None:
+        """Sharings the user received, and those of resources the user owns (given)."""
+        self.sharings.delete_where(lambda d: d.get("userId") == user_id or d.get("ownerId") == user_id)

@@ -408,6 +408,11 @@ class StyleService:
             raise BadRequest("styleName is not the name of the style")
         self._remove(doc)
 
+    def delete_all_of_user(self, user_id: str) -> None:
+        """Every style the user owns, with its file, preview, map-server copy and sharings."""
+        for doc in self.styles.find(userId=user_id):
+            self._remove(doc)
+
     def _remove(self, doc: Mapping[str, Any]) -> None:
         name = str(doc["name"])
         with self._lock:

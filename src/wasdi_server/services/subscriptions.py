@@ -538,14 +538,24 @@ class SubscriptionService:
             self.users.users.update_where({"activeProjectId": None, "activeSubscriptionId": None},
                                           userId=caller.user_id, activeSubscriptionId=sid)
             return SHARING_REMOVED
-        sharing.remove_all(resource)
+        self._remove(doc)
+        return DONE
+
+    def _remove(self, doc: Mapping[str, Any]) -> None:
+        """Sharings, projects, users' active choices that pointed at them, then the subscription."""
+        sid = str(doc["subscriptionId"])
+        self._sharing().remove_all(self.resource(doc))
         project_ids = {p["projectId"] for p in self.projects.find(subscriptionId=sid)}
         self.projects.delete_where(subscriptionId=sid)
         self.users.users.update_where(
             {"activeProjectId": None, "activeSubscriptionId": None},
             lambda u: u.get("activeSubscriptionId") == sid or u.get("activeProjectId") in project_ids)
         self.subscriptions.delete(sid)
-        return DONE
+
+    def delete_all_of_user(self, user_id: str) -> None:
+        """Every subscription the user owns, with its projects and sharings."""
+        for doc in self.subscriptions.find(userId=user_id):
+            self._remove(doc)
 
     # -- sharing ---------------------------------------------------------------------------------
     def share(self, caller: User, subscription_id: str | None, user_id: str | None, rights: str | None) -> str:

@@ -10,7 +10,7 @@ from ..providers.mail import Mailer, send_quietly
 from ..store import Collection, DuplicateKeyError
 from .identity import User, now_ms, valid_email
 from .passwords import hash_password, random_password
-from .paths import inside, safe_id
+from .paths import inside, remove_tree, safe_id
 
 
 class UploadAccountService:
@@ -62,6 +62,11 @@ class UploadAccountService:
     def remove(self, user: User) -> None:
         """Remove the account (done already is fine); the files already uploaded stay where they are."""
         self.accounts.delete(user.user_id)
+
+    def delete_all_of_user(self, user_id: str) -> None:
+        """The upload account and the files uploaded through it."""
+        self.accounts.delete(user_id)
+        remove_tree(self.folder(user_id))
 
     def list_files(self, user: User) -> list[str]:
         folder = self.folder(user.user_id)

@@ -102,15 +102,19 @@ class WorkspaceService:
         owned = self.workspaces.find(userId=user.user_id)
         shared = self.sharing.shared_with(user.user_id, WORKSPACE)
         shared_docs = [d for d in (self.workspaces.get(wid) for wid in shared) if d is not None]
-        docs = owned + shared_docs
+        return self.list_views(owned + shared_docs, lambda d: d["userId"] != user.user_id
+                               and shared[d["workspaceId"]]["permissions"] == READ)
+
+    def list_views(self, docs: list[dict[str, Any]],
+                   read_only: Callable[[dict[str, Any]], bool]) -> list[dict[str, Any]]:
+        """WorkspaceListInfoViewModel fields of ``docs``."""
         shared_users = self.sharing.sharings_by_resource(WORKSPACE, {d["workspaceId"] for d in docs})
         return [{
             "workspaceId": d["workspaceId"], "workspaceName": d["name"], "ownerUserId": d["userId"],
             "sharedUsers": shared_users.get(d["workspaceId"], []),
             "activeNode": self.nodes.is_usable(d.get("nodeCode")), "nodeCode": d.get("nodeCode"),
             "creationDate": int(d.get("creationDate") or 0), "storageSize": human_size(int(d.get("storageSize") or 0)),
-            "isPublic": bool(d.get("isPublic")),
-            "readOnly": d["userId"] != user.user_id and shared[d["workspaceId"]]["permissions"] == READ,
+            "isPublic": bool(d.get("isPublic")), "readOnly": read_only(d),
         } for d in docs]
 
     def refresh_storage_size(self, doc: dict[str, Any]) -> int:
@@ -162,16 +166,26 @@ class WorkspaceService:
         if user.user_id != doc["userId"] and not user.is_admin:
             raise Forbidden("MSG_ERROR_NO_ACCESS_RIGHTS_OBJECT_WORKSPACE")
         try:
-            for hook in self.delete_hooks:
-                hook(doc, delete_files, delete_layers)
-            self.processes.delete_where(workspaceId=doc["workspaceId"])
-            self.sharing.remove_all(resource)
-            self.workspaces.delete(doc["workspaceId"])
+            self._remove(doc, delete_files, delete_layers)
         except Exception as e:
             log.exception("deleting workspace %s failed", doc["workspaceId"])
             raise ServerFailure("the workspace could not be deleted") from e
+
+    def _remove(self, doc: dict[str, Any], delete_files: bool, delete_layers: bool) -> None:
+        for hook in self.delete_hooks:
+            hook(doc, delete_files, delete_layers)
+        self.processes.delete_where(workspaceId=doc["workspaceId"])
+        self.sharing.remove_all(self.resource(doc))
+        self.workspaces.delete(doc["workspaceId"])
         if delete_files:
             remove_tree(self.folder(doc))
+
+    def delete_all_of_user(self, user_id: str) -> None:
+        """Every workspace the user owns, with its products, processes, logs, sharings and files, and
+        the user's whole files folder (idempotent: what is already gone is skipped)."""
+        for doc in self.workspaces.find(userId=user_id):
+            self._remove(doc, True, True)
+        remove_tree(inside(self.files_root, safe_id(user_id, "owner")))
 
     def share(self, caller: User, workspace_id: str | None, user_id: str | None, rights: str | None) -> ShareOutcome:
         return self.sharing.share(caller, self.resource(self.load(workspace_id)), user_id, rights)
