@@ -244,9 +244,14 @@ class EngineStore(ABC):
                 self.close_engine()
             finally:
                 self._collections.clear()
-                fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
-                os.close(self._lock_fd)
-                self._lock_fd = None
+                self.release_data_dir()
+
+    def release_data_dir(self) -> None:
+        """Let another process open the data directory (also when opening fails half-way)."""
+        if self._lock_fd is not None:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+            os.close(self._lock_fd)
+            self._lock_fd = None
 
     def __enter__(self) -> EngineStore:
         return self

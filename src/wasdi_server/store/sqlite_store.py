@@ -46,7 +46,7 @@ class SQLiteStore(EngineStore):
             self._db.execute("PRAGMA synchronous=FULL")
             self._db.execute("SELECT count(*) FROM sqlite_master").fetchone()
         except sqlite3.DatabaseError as exc:
-            super().close()
+            self.release_data_dir()
             raise StoreCorruptError(f"database {self.path} cannot be opened ({exc}); it was left untouched: "
                                     "repair it or move it away") from exc
 

@@ -86,7 +86,7 @@ class TinyDBStore(EngineStore):
                 self._journals.append(path)
                 self._journal_bytes += path.stat().st_size
         except BaseException:
-            super().close()
+            self.release_data_dir()
             raise
         self._dirty: set[str] = set(self._replay)
         self._data_bytes = sum(p.stat().st_size for p in self.db_dir.glob("*.json"))
