@@ -158,7 +158,7 @@ class MemoryCollection:
                     f"{source} has a document with a missing or duplicate {key_field!r} ({key!r}); "
                     "it was left untouched"
                 )
-            self._put(str(key), doc_id, _interned(doc))
+            self._put(str(key), doc_id, doc)  # one json.loads per source shares the field names already
         self.add_indexes(indexes)
 
     # -- memory (always under self._mem) -------------------------------------------------------------
