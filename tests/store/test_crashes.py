@@ -152,3 +152,24 @@ def test_sigkill_with_100000_records_loses_no_acknowledged_write(tmp_path: Path,
         for key, value in last.items():
             assert processes.get(key)["v"] == value  # type: ignore[index]
         assert processes.count(ws="w7") == 100
+
+
+def test_compaction_folds_the_journal_into_files_tinydb_reads(tmp_path: Path) -> None:
+    from tinydb import TinyDB
+
+    from wasdi_server.store import TinyDBStore
+
+    store = TinyDBStore(tmp_path)
+    items = store.declare("items", "id")
+    items.insert({"id": "a", "v": 1})
+    items.insert({"id": "b"})
+    items.update("a", {"v": 2})
+    items.delete("b")
+    assert list((tmp_path / "db").glob("journal-*.jsonl"))
+    assert store.compact()
+    assert not list((tmp_path / "db").glob("journal-*.jsonl"))
+    items.insert({"id": "c"})  # a new journal after the compaction
+    store.close()
+    assert not list((tmp_path / "db").glob("journal-*.jsonl"))  # a clean shutdown compacts too
+    with TinyDB(tmp_path / "db" / "items.json") as db:
+        assert db.table("items").all() == [{"id": "a", "v": 2}, {"id": "c"}]
