@@ -49,20 +49,25 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
-def write_file_atomically(path: Path, payload: bytes) -> None:
-    """Replace ``path`` with ``payload``: a crash leaves the old file or the new one, never a torn one."""
+def write_file_atomically(path: Path, payload: bytes, durable: bool = True) -> None:
+    """Replace ``path`` with ``payload``: a crash leaves the old file or the new one, never a torn one.
+
+    Not ``durable``: no fsyncs, for content a crash may lose (after one the file may also be empty).
+    """
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=_TMP_SUFFIX)
     try:
         with open(fd, "wb") as handle:
             handle.write(payload)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         with suppress(OSError):
             os.unlink(tmp)
         raise
-    fsync_dir(path.parent)
+    if durable:
+        fsync_dir(path.parent)
 
 
 def _snapshot_payload(name: str, rows: list[tuple[int, Document]]) -> bytes:
@@ -175,8 +180,9 @@ class TinyDBStore(EngineStore):
     def load(self, name: str, key_field: str, indexes: tuple[str, ...]) -> tuple[Iterable[tuple[int, Document]], str]:
         rows = self._rows_on_disk(name)
         path = self._snapshot_path(name)
-        if not path.exists():  # so that every declared collection has its readable file
-            write_file_atomically(path, json.dumps({name: {}}).encode())
+        if not path.exists():  # so that every declared collection has its readable file (an empty
+            # one: losing it to a crash loses nothing, and an empty file reads as no documents)
+            write_file_atomically(path, json.dumps({name: {}}).encode(), durable=False)
         self._replay.pop(name, None)  # from now on memory is the authority; _dirty still names it
         return sorted(rows.items()), f"collection file {path}"
 
