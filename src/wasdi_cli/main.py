@@ -9,33 +9,40 @@ from typing import Annotated
 import typer
 
 from . import __version__
-from .commands import (
-    admin,
-    apps,
-    auth,
-    credits,
-    images,
-    imports,
-    maps,
-    market,
-    nodes,
-    organizations,
-    processes,
-    products,
-    projects,
-    reviews,
-    search,
-    server,
-    styles,
-    subscriptions,
-    workflows,
-    workspaces,
-)
-from .errors import INTERRUPTED, WasdiGroup, report
+from .errors import INTERRUPTED, report
+from .lazy import LazyGroup
+
+LazyGroup.lazy = {
+    # command: module under wasdi_cli/commands whose ``app`` is that group, or "module.command" for a
+    # command of that module at the top level.  Adding a group is one line here; its module is only
+    # imported when the group runs (or ``wasdi --help`` lists it).
+    "login": "auth.login",
+    "logout": "auth.logout",
+    "whoami": "auth.whoami",
+    "ws": "workspaces",
+    "server": "server",
+    "processes": "processes",
+    "credits": "credits",
+    "nodes": "nodes",
+    "images": "images",
+    "styles": "styles",
+    "subscriptions": "subscriptions",
+    "projects": "projects",
+    "orgs": "organizations",
+    "products": "products",
+    "import": "imports.import",
+    "search": "search.search",
+    "maps": "maps",
+    "workflows": "workflows",
+    "market": "market",
+    "reviews": "reviews",
+    "apps": "apps",
+    "admin": "admin",
+}
 
 app = typer.Typer(
     name="wasdi",
-    cls=WasdiGroup,
+    cls=LazyGroup,
     help="Work with a WASDI server: log in, manage workspaces, run a local server.",
     epilog="Exit codes: 0 ok, 1 error, 2 usage, 3 connection, 4 authentication, 130 interrupted. "
            "Set WASDI_DEBUG=1 for tracebacks.",
@@ -43,26 +50,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-app.add_typer(auth.app)  # login, logout, whoami at the top level
-app.add_typer(workspaces.app, name="ws")
-app.add_typer(server.app, name="server")
-app.add_typer(processes.app, name="processes")
-app.add_typer(credits.app, name="credits")
-app.add_typer(nodes.app, name="nodes")
-app.add_typer(images.app, name="images")
-app.add_typer(styles.app, name="styles")
-app.add_typer(maps.app, name="maps")
-app.add_typer(workflows.app, name="workflows")
-app.add_typer(subscriptions.app, name="subscriptions")
-app.add_typer(projects.app, name="projects")
-app.add_typer(organizations.app, name="orgs")
-app.add_typer(products.app, name="products")
-app.add_typer(market.app, name="market")
-app.add_typer(reviews.app, name="reviews")
-app.add_typer(apps.app, name="apps")
-app.add_typer(imports.app)  # wasdi import URL at the top level
-app.add_typer(search.app)  # wasdi search --platform ... at the top level
-app.add_typer(admin.app, name="admin")
 
 
 def _version(value: bool) -> None:

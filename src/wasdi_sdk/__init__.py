@@ -1,30 +1,68 @@
-"""wasdi_sdk: a typed client of the WASDI geospatial processing service."""
+"""wasdi_sdk: a typed client of the WASDI geospatial processing service.
 
-from ._base_client import DEFAULT_BASE_URL, RawResponse
-from ._client import WasdiClient
-from ._exceptions import (
-    APIConnectionError,
-    APIError,
-    APITimeoutError,
-    AuthenticationError,
-    BadRequestError,
-    ConflictError,
-    EmptyResultError,
-    NoContentError,
-    NotFoundError,
-    NotModifiedError,
-    PermissionDeniedError,
-    ServerError,
-    UnexpectedResponseError,
-    WasdiError,
-)
-from .config import WasdiConfig, load_config
-from .helpers import ProcessFailedError, ProcessTimeoutError, wait_for_process
-from .search_query import build_query
-from .transfer import download_file, import_and_wait, upload_and_ingest
+Names are imported on first use (module ``__getattr__``), so ``import wasdi_sdk`` (and the server
+and CLI, which import parts of it) does not pay for httpx, pydantic and the models until needed.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._base_client import DEFAULT_BASE_URL, RawResponse
+    from ._client import WasdiClient
+    from ._exceptions import (
+        APIConnectionError,
+        APIError,
+        APITimeoutError,
+        AuthenticationError,
+        BadRequestError,
+        ConflictError,
+        EmptyResultError,
+        NoContentError,
+        NotFoundError,
+        NotModifiedError,
+        PermissionDeniedError,
+        ServerError,
+        UnexpectedResponseError,
+        WasdiError,
+    )
+    from .config import WasdiConfig, load_config
+    from .helpers import ProcessFailedError, ProcessTimeoutError, wait_for_process
+    from .search_query import build_query
+    from .transfer import download_file, import_and_wait, upload_and_ingest
+
+_WHERE: dict[str, str] = {
+    # public name: the module defining it
+    "DEFAULT_BASE_URL": "._base_client", "RawResponse": "._base_client",
+    "WasdiClient": "._client",
+    **dict.fromkeys([
+        "APIConnectionError", "APIError", "APITimeoutError", "AuthenticationError", "BadRequestError",
+        "ConflictError", "EmptyResultError", "NoContentError", "NotFoundError", "NotModifiedError",
+        "PermissionDeniedError", "ServerError", "UnexpectedResponseError", "WasdiError",
+    ], "._exceptions"),
+    "WasdiConfig": ".config", "load_config": ".config",
+    "ProcessFailedError": ".helpers", "ProcessTimeoutError": ".helpers", "wait_for_process": ".helpers",
+    "build_query": ".search_query",
+    "download_file": ".transfer", "import_and_wait": ".transfer", "upload_and_ingest": ".transfer",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_WHERE])
+
 
 __version__ = "0.1.0"
-
 __all__ = [
     "DEFAULT_BASE_URL",
     "APIConnectionError",

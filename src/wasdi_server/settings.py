@@ -66,6 +66,8 @@ class Settings:
     """Everything the server reads at start.  Paths are resolved against ``data_dir``."""
 
     data_dir: Path = Path(".wasdi-data")
+    store_engine: str = "tinydb"
+    """How ``<data_dir>/db`` is kept: ``tinydb`` (JSON files and a journal) or ``sqlite`` (one SQLite file)."""
     host: str = "127.0.0.1"
     port: int = 8080
     threads: int = 8

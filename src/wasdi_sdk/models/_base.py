@@ -21,6 +21,9 @@ class WasdiModel(BaseModel):
         extra="allow",
         validate_assignment=False,
         ser_json_inf_nan="constants",
+        # Build each model's validator on first use, not at import: a program uses a few of the
+        # hundreds of models, and building them all was most of ``import wasdi_sdk``.
+        defer_build=True,
     )
 
     def to_wire(self, *, keep_none: bool = False) -> dict[str, Any]:

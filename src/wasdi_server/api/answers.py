@@ -56,6 +56,8 @@ def to_json_bytes(value: Any) -> bytes:
             if adapter is None:
                 adapter = _LIST_ADAPTERS.setdefault(cls, TypeAdapter(list[cls]))  # type: ignore[valid-type]
             return adapter.dump_json(value, by_alias=True, exclude_none=True)
+    if isinstance(value, WasdiModel):  # pydantic-core writes the bytes itself: no dict, no json.dumps
+        return value.__pydantic_serializer__.to_json(value, by_alias=True, exclude_none=True)
     return json.dumps(jsonable(value), separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 

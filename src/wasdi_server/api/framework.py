@@ -157,6 +157,8 @@ def parse_param(param: Param, values: list[str], max_length: int) -> Any:
 
 def split_query(query_string: str) -> dict[str, list[str]]:
     """Every query parameter with all its occurrences, in order (repeated parameters are kept)."""
+    if not query_string:
+        return {}
     raw = uri.parse_query_string(query_string, keep_blank=True, csv=False)
     return {k: (v if isinstance(v, list) else [v]) for k, v in raw.items()}
 

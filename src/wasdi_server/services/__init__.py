@@ -76,6 +76,23 @@ COLLECTIONS: dict[str, str] = {
     INTENTS: "intentId",
 }
 
+COLLECTION_INDEXES: dict[str, tuple[str, ...]] = {
+    # collection name: the fields its services filter on with find/count(**equals)
+    "users": ("activeProjectId",),
+    "sessions": ("userId",),
+    "sharings": ("resourceId", "userId"),
+    "workspaces": ("userId",),
+    "subscriptions": ("userId", "organizationId"),
+    "projects": ("subscriptionId",),
+    "organizations": ("userId",),
+    "credit_packages": ("userId",),
+    "process_workspaces": ("workspaceId", "userId", "status", "parentId", "nodeCode"),
+    "products": ("workspaceId",),
+    "layers": ("workspaceId",),
+    "styles": ("name",),
+    "processors": ("userId", "name"),
+}
+
 
 @dataclass
 class Services:
@@ -151,9 +168,9 @@ def default_mailer(settings: Settings) -> Mailer:
 def build_services(settings: Settings, store: Store | None = None, mailer: Mailer | None = None) -> Services:
     """Open the store under ``settings.data_dir`` (unless given) and wire every service."""
     settings.data_dir.mkdir(parents=True, exist_ok=True)
-    store = store or open_store(settings.data_dir)
+    store = store or open_store(settings.data_dir, settings.store_engine)
     for name, key in COLLECTIONS.items():
-        store.declare(name, key)
+        store.declare(name, key, COLLECTION_INDEXES.get(name, ()))
     c = store.collection
     mailer = mailer or default_mailer(settings)
     users = UserService(c("users"), mailer, settings.public_url)

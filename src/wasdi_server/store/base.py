@@ -1,8 +1,22 @@
-"""The store interface the services use.  Nothing above this layer knows about TinyDB or files.
+"""The store interface the services use.  Nothing above this layer knows about engines or files.
 
 A store holds named collections of JSON documents.  Each collection has one key field whose
-value is unique.  Documents returned are copies: changing one never changes the store.
-Every write is durable when the call returns.
+value is unique, and may declare indexed fields (the fields services filter on with ``**equals``).
+Documents returned are copies: changing one never changes the store.  Every write is durable when
+the call returns.
+
+Several writes, in one collection or several, commit as one with ``Store.atomic``::
+
+    with store.atomic():
+        workspaces.delete(workspace_id)
+        sharings.delete_where(resourceId=workspace_id)
+        processes.delete_where(workspaceId=workspace_id)
+
+After a crash at any instant either all of them are on disk or none is.  Inside the block the
+writes show at once (to this thread and to readers) and each collection written is held by this
+thread until the block ends, so no other writer builds on a change that may yet be undone; if the
+block raises, or the commit fails, every change of the block is undone and the error propagates.
+Touch collections in the same order in every atomic block (as with any set of locks).
 """
 
 from __future__ import annotations
@@ -43,7 +57,7 @@ class Collection(Protocol):
         """The document with this key, or ``None``."""
 
     def find(self, predicate: Predicate | None = None, /, **equals: Any) -> list[Document]:
-        """Documents whose fields equal ``equals`` and for which ``predicate`` is true."""
+        """Documents whose fields equal ``equals`` and for which ``predicate`` is true (insertion order)."""
 
     def find_one(self, predicate: Predicate | None = None, /, **equals: Any) -> Document | None:
         """The first document ``find`` would return, or ``None``."""
@@ -64,7 +78,7 @@ class Collection(Protocol):
         """Merge ``changes`` into the document; the new document, or ``None`` if absent."""
 
     def modify(self, key: str, change: Callable[[Document], Document | None]) -> Document | None:
-        """Read-modify-write under the collection's lock.
+        """Read-modify-write of one document, excluding other writers of it.
 
         ``change`` gets a copy of the document and returns the new one (or ``None`` to leave it
         unchanged).  Returns the stored document, or ``None`` if the key is absent.
@@ -74,14 +88,17 @@ class Collection(Protocol):
         """Remove the document; whether it was there."""
 
     def delete_where(self, predicate: Predicate | None = None, /, **equals: Any) -> int:
-        """Remove every matching document; how many were removed."""
+        """Remove every matching document in one write; how many were removed."""
 
     def update_where(self, changes: Mapping[str, Any], predicate: Predicate | None = None, /,
                      **equals: Any) -> int:
         """Merge ``changes`` into every matching document in one write; how many changed."""
 
     def transaction(self) -> AbstractContextManager[None]:
-        """Hold the collection's lock across several calls (re-entrant) for a compound change."""
+        """Exclude every other writer of the collection across several calls (re-entrant).
+
+        Each write inside still commits on its own; use ``Store.atomic`` for all-or-none.
+        """
 
 
 class Store(Protocol):
@@ -90,11 +107,14 @@ class Store(Protocol):
     def collection(self, name: str) -> Collection:
         """The collection ``name`` (declared with ``declare``)."""
 
-    def declare(self, name: str, key_field: str) -> Collection:
-        """Open (or create) the collection ``name`` whose documents are keyed by ``key_field``."""
+    def declare(self, name: str, key_field: str, indexes: Iterable[str] = ()) -> Collection:
+        """Open (or create) the collection ``name`` keyed by ``key_field``, indexing ``indexes``."""
 
     def collections(self) -> Iterator[Collection]:
         """Every declared collection."""
+
+    def atomic(self) -> AbstractContextManager[None]:
+        """Commit every write of the block, in any collections, as one (see the module docstring)."""
 
     def close(self) -> None:
         """Release the data directory."""

@@ -1,393 +1,287 @@
-"""The durable store: one TinyDB file per collection, written atomically, safe for threads.
+"""The default engine: a TinyDB JSON file per collection plus one append-only journal, so a write
+costs one appended line, not a rewrite of its collection.
 
-TinyDB rewrites its whole file in place and knows nothing of threads, so here:
+On disk, in ``<data_dir>/db`` (docs/server.md, "The store"):
 
-* ``AtomicJSONStorage`` writes to a temp file in the same directory, fsyncs it, ``os.replace``-s it
-  onto the target and fsyncs the directory, so a crash leaves the old file or the new one, never a
-  torn one.  It serves reads from an in-memory copy (we hold the data directory's exclusive lock, so
-  nobody else writes the files); a failed write drops that copy, so memory never shows a write the
-  disk did not take.  This matters because ``Table._update_table`` mutates the read data in place.
-* Each collection has its own file, TinyDB instance, ``RLock`` (around every read and every whole
-  read-modify-write) and key -> doc_id index for O(1) lookups.
-* Documents go in and come out through a JSON round trip (faster than ``copy.deepcopy`` for small
-  documents), so callers never share objects with the store and memory holds exactly what disk does.
+* ``<name>.json``: the collection's snapshot in TinyDB's own format, ``{"<name>": {"<id>": doc}}``
+  (readable by ``tinydb.TinyDB`` and by eye);
+* ``journal-<n>.jsonl``: every commit since the snapshots, one line each, ``{"w": [[collection, id,
+  doc or null], ...]}`` (``null``: deleted).  A line is fsynced before its writer is answered, and
+  one line holds every write of an atomic block, so a crash keeps all of them or none.
+
+Open: read each snapshot, replay the journals over it in order, and start a new journal (a torn
+last line, from a crash mid-append, is dropped: its writer was never answered).  Replaying is
+idempotent (a line sets or removes one id), which makes compaction safe at any instant: when the
+journals outgrow the data, a background thread switches writes to a new journal, writes every
+changed collection's snapshot atomically (temp file, fsync, rename, fsync the directory) and only
+then deletes the older journals.  A crash in between replays lines the snapshot already has.
 """
 
 from __future__ import annotations
 
-import fcntl
+import errno
 import json
+import logging
 import os
+import re
 import tempfile
 import threading
-from collections.abc import Callable, Iterator, Mapping, MutableMapping
-from contextlib import contextmanager, suppress
+from collections.abc import Iterable
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
-from tinydb import TinyDB
-from tinydb.storages import Storage
+from .base import Document, StoreCorruptError, StoreError
+from .engine import _TMP_SUFFIX, Commit, EngineStore, fsync_dir
 
-from .base import (
-    Document,
-    DuplicateKeyError,
-    Predicate,
-    StoreCorruptError,
-    StoreLockedError,
-    matches,
-)
+log = logging.getLogger(__name__)
 
-Tables = dict[str, dict[str, Any]]
-_TMP_SUFFIX = ".tmp"
+_JOURNAL = re.compile(r"^journal-(\d{8})\.jsonl$")
+Op = tuple[int, "Document | None"]
 
 
-def _clone(value: Any) -> Any:
-    """An independent copy of JSON data (also rejects what JSON cannot store): for data coming in."""
-    return json.loads(json.dumps(value))
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        if written <= 0:
+            raise OSError(errno.ENOSPC, "no progress writing the journal")
+        view = view[written:]
 
 
-def _copy(value: Any) -> Any:
-    """An independent copy of stored (already JSON) data: for data going out.
+def write_file_atomically(path: Path, payload: bytes, durable: bool = True) -> None:
+    """Replace ``path`` with ``payload``: a crash leaves the old file or the new one, never a torn one.
 
-    Documents are mostly flat, so copying only the nested dicts and lists is several times faster than
-    a JSON round trip, and reads are the hot path.
+    Not ``durable``: no fsyncs, for content a crash may lose (after one the file may also be empty).
     """
-    if isinstance(value, dict):
-        return {k: _copy(v) if isinstance(v, dict | list) else v for k, v in value.items()}
-    if isinstance(value, list):
-        return [_copy(v) if isinstance(v, dict | list) else v for v in value]
-    return value
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=_TMP_SUFFIX)
     try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+        with open(fd, "wb") as handle:
+            handle.write(payload)
+            handle.flush()
+            if durable:
+                os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with suppress(OSError):
+            os.unlink(tmp)
+        raise
+    if durable:
+        fsync_dir(path.parent)
 
 
-class AtomicJSONStorage(Storage):
-    """A TinyDB storage writing its JSON file atomically and durably, reading from memory."""
+def _snapshot_payload(name: str, rows: list[tuple[int, Document]]) -> bytes:
+    """``{"<name>": {"<id>": doc, ...}}``, encoded a document at a time: one json.dumps of the whole
+    collection would hold the GIL for a second at 100,000 records, stalling every request meanwhile."""
+    encode = json.JSONEncoder(ensure_ascii=False).encode
+    parts = [f"{json.dumps(str(doc_id))}:{encode(doc)}" for doc_id, doc in rows]
+    return ("{" + json.dumps(name) + ":{" + ",".join(parts) + "}}").encode()
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._data: Tables | None = None
 
-    def read(self) -> Tables:
-        """The tables, loaded from disk on first use (or after a failed write)."""
-        if self._data is None:
-            self._data = self._load()
-        return self._data
+class TinyDBStore(EngineStore):
+    """Collections stored as ``<data_dir>/db/<name>.json`` plus ``journal-<n>.jsonl``."""
 
-    def _load(self) -> Tables:
+    def __init__(self, data_dir: Path, compact_bytes: int = 16 * 1024 * 1024) -> None:
+        super().__init__(data_dir)
+        self.compact_bytes = compact_bytes
+        """Compact once the journals hold this many bytes (or half the snapshots' size, if larger)."""
+        self._replay: dict[str, list[Op]] = {}
+        self._journals: list[Path] = []
+        self._journal_bytes = 0
+        self._seq = 0
         try:
-            raw = self.path.read_bytes()
+            for path in sorted(self.db_dir.glob("journal-*.jsonl")):
+                match = _JOURNAL.match(path.name)
+                if match is None:
+                    continue
+                self._seq = max(self._seq, int(match.group(1)))
+                self._read_journal(path)
+                self._journals.append(path)
+                self._journal_bytes += path.stat().st_size
+        except BaseException:
+            self.release_data_dir()
+            raise
+        self._dirty: set[str] = set(self._replay)
+        self._data_bytes = sum(p.stat().st_size for p in self.db_dir.glob("*.json"))
+        self._fd: int | None = None
+        self._fd_size = 0
+        self._broken: OSError | None = None
+        self._compacting = threading.Lock()
+        self._wake = threading.Event()
+        self._stopping = False
+        self._compactor = threading.Thread(target=self._compact_when_asked, name="store-compactor", daemon=True)
+        self._compactor.start()
+
+    # -- reading ---------------------------------------------------------------------------------------
+    def _read_journal(self, path: Path) -> None:
+        lines = path.read_bytes().split(b"\n")
+        tail = lines.pop()  # empty when the last line is complete
+        entries: list[list[Any]] = []
+        for number, line in enumerate(lines):
+            try:
+                entry = json.loads(line)
+                ops = entry["w"]
+                if not isinstance(ops, list) or not all(
+                    isinstance(op, list) and len(op) == 3 and isinstance(op[0], str) and isinstance(op[1], int)
+                    and (op[2] is None or isinstance(op[2], dict)) for op in ops
+                ):
+                    raise ValueError("not a list of [collection, id, document] writes")
+            except (ValueError, KeyError, TypeError) as exc:
+                if number == len(lines) - 1 and not tail:
+                    break  # a last line torn by a crash mid-append (its writer was never answered)
+                raise StoreCorruptError(
+                    f"journal {path} is corrupt at line {number + 1} ({exc}); it was left untouched: "
+                    "repair it or move it away"
+                ) from exc
+            entries.append(ops)
+        for ops in entries:
+            for name, doc_id, doc in ops:
+                self._replay.setdefault(name, []).append((doc_id, doc))
+
+    def _snapshot_path(self, name: str) -> Path:
+        return self.db_dir / f"{name}.json"
+
+    def _read_snapshot(self, name: str) -> dict[int, Document]:
+        path = self._snapshot_path(name)
+        try:
+            raw = path.read_bytes()
         except FileNotFoundError:
             return {}
         if not raw:  # left by a crash of a non-atomic writer
             return {}
+
+        def corrupt(problem: str) -> StoreCorruptError:
+            return StoreCorruptError(f"collection file {path} is corrupt ({problem}); it was left untouched: "
+                                     "repair it or move it away")
+
         try:
             data = json.loads(raw)
         except ValueError as exc:
-            raise self._corrupt(f"not valid JSON: {exc}") from exc
+            raise corrupt(f"not valid JSON: {exc}") from exc
         if not isinstance(data, dict) or not all(
             isinstance(table, dict) and all(isinstance(doc, dict) for doc in table.values())
             for table in data.values()
         ):
-            raise self._corrupt("not a JSON object of tables of documents")
-        return data
-
-    def _corrupt(self, problem: str) -> StoreCorruptError:
-        return StoreCorruptError(
-            f"collection file {self.path} is corrupt ({problem}); it was left untouched: "
-            "repair it or move it away"
-        )
-
-    def write(self, data: Tables) -> None:
-        """Replace the file with ``data``; on failure forget the in-memory copy and re-raise."""
-        tmp = None
+            raise corrupt("not a JSON object of tables of documents")
         try:
-            payload = json.dumps(data, ensure_ascii=False).encode()
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.",
-                                       suffix=_TMP_SUFFIX)
-            with open(fd, "wb") as handle:
-                handle.write(payload)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, self.path)
-            tmp = None
-            _fsync_dir(self.path.parent)
-        except BaseException:
-            self._data = None
-            if tmp is not None:
-                with suppress(OSError):
-                    os.unlink(tmp)
-            raise
-        self._data = data
+            return {int(doc_id): doc for doc_id, doc in data.get(name, {}).items()}
+        except ValueError as exc:
+            raise corrupt(f"a document id is not a number: {exc}") from exc
 
-    def close(self) -> None:
-        """Forget the in-memory copy."""
-        self._data = None
-
-
-class TinyDBCollection:
-    """A collection of documents keyed by ``key_field``, stored in its own TinyDB file."""
-
-    def __init__(self, name: str, key_field: str, path: Path) -> None:
-        self.name = name
-        self.key_field = key_field
-        self._path = path
-        self._lock = threading.RLock()
-        self._db = TinyDB(path, storage=AtomicJSONStorage)
-        self._table = self._db.table(name, cache_size=0)
-        self._index: dict[str, int] = {}
-        self.version = 0
-        """Goes up on every write (attempted or done): readers cache by it."""
-        self._reindex()
-
-    def _reindex(self) -> None:
-        """Rebuild the key -> doc_id index from the table."""
-        index: dict[str, int] = {}
-        for doc in self._table:
-            key = doc.get(self.key_field)
-            if key is None or str(key) in index:
-                raise StoreCorruptError(
-                    f"collection file {self._path} has a document with a missing or "
-                    f"duplicate {self.key_field!r} ({key!r}); it was left untouched"
-                )
-            index[str(key)] = doc.doc_id
-        self._index = index
-
-    @contextmanager
-    def _writing(self) -> Iterator[None]:
-        """Around a table write: if it fails, the storage reloads from disk, so re-sync the index."""
-        try:
-            yield
-        except BaseException:
-            self._reindex()
-            raise
-        finally:
-            self.version += 1
-
-    def _key_of(self, document: Mapping[str, Any]) -> str:
-        if document.get(self.key_field) is None:
-            raise ValueError(f"{self.name} document has no {self.key_field!r}")
-        return str(document[self.key_field])
-
-    def _raw(self, key: str) -> dict[str, Any] | None:
-        doc_id = self._index.get(str(key))
-        return None if doc_id is None else self._rows().get(str(doc_id))
-
-    def _rows(self) -> Mapping[str, dict[str, Any]]:
-        """The stored documents by doc id, as TinyDB holds them (not copies: never hand them out)."""
-        return self._table._read_table()  # the storage serves this from memory
-
-    def _matching_ids(self, predicate: Predicate | None, equals: Mapping[str, Any]) -> list[int]:
-        return [int(doc_id) for doc_id, doc in self._rows().items() if matches(doc, predicate, equals)]
-
-    def _replace(self, key: str, new: Document) -> None:
-        """Store ``new`` (already a private copy) in place of the document ``key``."""
-        if self._key_of(new) != key:
-            raise ValueError(f"cannot change the {self.key_field!r} of {self.name} document {key!r}")
-
-        def replace(doc: MutableMapping[str, Any]) -> None:
-            doc.clear()
-            doc.update(new)
-
-        with self._writing():
-            self._table.update(replace, doc_ids=[self._index[key]])
-
-    def get(self, key: str) -> Document | None:
-        """The document with this key, or ``None``."""
-        with self._lock:
-            doc = self._raw(key)
-            return None if doc is None else _copy(doc)
-
-    def find(self, predicate: Predicate | None = None, /, **equals: Any) -> list[Document]:
-        """Documents whose fields equal ``equals`` and for which ``predicate`` is true."""
-        with self._lock:
-            return [_copy(doc) for doc in self._rows().values() if matches(doc, predicate, equals)]
-
-    def find_one(self, predicate: Predicate | None = None, /, **equals: Any) -> Document | None:
-        """The first document ``find`` would return, or ``None``."""
-        with self._lock:
-            doc = next((d for d in self._rows().values() if matches(d, predicate, equals)), None)
-            return None if doc is None else _copy(doc)
-
-    def count(self, predicate: Predicate | None = None, /, **equals: Any) -> int:
-        """How many documents ``find`` would return."""
-        with self._lock:
-            if predicate is None and not equals:
-                return len(self._index)
-            return len(self._matching_ids(predicate, equals))
-
-    def all(self) -> list[Document]:
-        """Every document, in insertion order."""
-        return self.find()
-
-    def insert(self, document: Mapping[str, Any]) -> Document:
-        """Add a document; raises ``DuplicateKeyError`` if its key is taken."""
-        doc = _clone(document)
-        key = self._key_of(doc)
-        with self._lock:
-            if key in self._index:
-                raise DuplicateKeyError(f"{self.name} already has {self.key_field}={key!r}")
-            with self._writing():
-                self._index[key] = self._table.insert(doc)
-            return _clone(doc)
-
-    def upsert(self, document: Mapping[str, Any]) -> Document:
-        """Add the document, or replace the one with the same key."""
-        doc = _clone(document)
-        key = self._key_of(doc)
-        with self._lock:
-            if key not in self._index:
-                return self.insert(doc)
-            self._replace(key, doc)
-            return _clone(doc)
-
-    def update(self, key: str, changes: Mapping[str, Any]) -> Document | None:
-        """Merge ``changes`` into the document; the new document, or ``None`` if absent."""
-        changes = _clone(changes)
-        return self.modify(key, lambda doc: {**doc, **changes})
-
-    def modify(self, key: str, change: Callable[[Document], Document | None]) -> Document | None:
-        """Read-modify-write under the collection's lock.
-
-        ``change`` gets a copy of the document and returns the new one (or ``None`` to leave it
-        unchanged).  Returns the stored document, or ``None`` if the key is absent.
-        """
-        with self._lock:
-            doc = self._raw(key)
+    def _rows_on_disk(self, name: str) -> dict[int, Document]:
+        rows = self._read_snapshot(name)
+        for doc_id, doc in self._replay.get(name, ()):
             if doc is None:
-                return None
-            new = change(_clone(doc))
-            if new is None:
-                return _clone(doc)
-            new = _clone(new)
-            self._replace(str(key), new)
-            return _clone(new)
+                rows.pop(doc_id, None)
+            else:
+                rows[doc_id] = doc
+        return rows
 
-    def delete(self, key: str) -> bool:
-        """Remove the document; whether it was there."""
-        with self._lock:
-            doc_id = self._index.get(str(key))
-            if doc_id is None:
-                return False
-            with self._writing():
-                self._table.remove(doc_ids=[doc_id])
-            del self._index[str(key)]
+    def load(self, name: str, key_field: str, indexes: tuple[str, ...]) -> tuple[Iterable[tuple[int, Document]], str]:
+        rows = self._rows_on_disk(name)
+        path = self._snapshot_path(name)
+        if not path.exists():  # so that every declared collection has its readable file (an empty
+            # one: losing it to a crash loses nothing, and an empty file reads as no documents)
+            write_file_atomically(path, json.dumps({name: {}}).encode(), durable=False)
+        self._replay.pop(name, None)  # from now on memory is the authority; _dirty still names it
+        return sorted(rows.items()), f"collection file {path}"
+
+    # -- writing -----------------------------------------------------------------------------------------
+    def _journal_fd(self) -> int:
+        if self._fd is None:
+            self._seq += 1
+            path = self.db_dir / f"journal-{self._seq:08d}.jsonl"
+            self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
+            self._fd_size = 0
+            self._journals.append(path)
+            fsync_dir(self.db_dir)
+        return self._fd
+
+    def persist(self, batch: list[Commit]) -> None:
+        if self._broken is not None:
+            raise StoreError(f"the store stopped writing after a failed journal write ({self._broken}); "
+                             "restart the server")
+        lines = []
+        names: set[str] = set()
+        for commit in batch:
+            ops = []
+            for collection, changes in commit.parts:
+                names.add(collection.name)
+                ops.extend([collection.name, doc_id, doc] for _key, doc_id, doc in changes)
+            lines.append(json.dumps({"w": ops}, ensure_ascii=False, separators=(",", ":")))
+        data = ("\n".join(lines) + "\n").encode()
+        fd = self._journal_fd()
+        try:
+            _write_all(fd, data)
+            os.fdatasync(fd)
+        except BaseException:
+            try:  # take back a partly written line, so later lines never follow a torn one
+                os.ftruncate(fd, self._fd_size)
+                os.fdatasync(fd)
+            except OSError as exc:
+                self._broken = exc
+            raise
+        self._fd_size += len(data)
+        self._journal_bytes += len(data)
+        self._dirty |= names
+        if self._journal_bytes >= max(self.compact_bytes, self._data_bytes // 2):
+            self._wake.set()
+
+    # -- compaction --------------------------------------------------------------------------------------
+    def _compact_when_asked(self) -> None:
+        while True:
+            self._wake.wait()
+            self._wake.clear()
+            if self._stopping:
+                return
+            try:
+                self.compact()
+            except Exception:  # the journal still has everything: retry at the next threshold
+                log.exception("store compaction failed; the journals are kept")
+
+    def compact(self) -> bool:
+        """Fold the journals into the snapshots; whether it ran (not while an atomic block is open)."""
+        with self._compacting:
+            with self.no_open_atomic_block() as clear:
+                if not clear:
+                    return False
+                with self.exclusive_flush():
+                    if self._fd is not None:
+                        os.close(self._fd)
+                        self._fd = None
+                    rotated, self._journals = self._journals, []
+                    dirty, self._dirty = self._dirty, set()
+                    declared = {c.name: c for c in self.collections()}
+                    snapshots = {name: declared[name].rows() for name in dirty if name in declared}
+            try:
+                for name in dirty:
+                    rows = snapshots[name] if name in snapshots else sorted(self._rows_on_disk(name).items())
+                    write_file_atomically(self._snapshot_path(name), _snapshot_payload(name, rows))
+            except BaseException:
+                with self.exclusive_flush():
+                    self._dirty |= dirty
+                    self._journals = rotated + self._journals
+                raise
+            for path in rotated:  # oldest first: a journal left behind is never older than one deleted
+                path.unlink(missing_ok=True)
+            fsync_dir(self.db_dir)
+            for name in dirty:
+                self._replay.pop(name, None)
+            self._journal_bytes = self._fd_size if self._fd is not None else 0
+            self._data_bytes = sum(p.stat().st_size for p in self.db_dir.glob("*.json"))
             return True
 
-    def delete_where(self, predicate: Predicate | None = None, /, **equals: Any) -> int:
-        """Remove every matching document (in one write); how many were removed."""
-        with self._lock:
-            ids = self._matching_ids(predicate, equals)
-            if ids:
-                with self._writing():
-                    self._table.remove(doc_ids=ids)
-                gone = set(ids)
-                self._index = {k: i for k, i in self._index.items() if i not in gone}
-            return len(ids)
-
-    def update_where(self, changes: Mapping[str, Any], predicate: Predicate | None = None, /,
-                     **equals: Any) -> int:
-        """Merge ``changes`` into every matching document in one write; how many changed."""
-        if self.key_field in changes:
-            raise ValueError(f"update_where cannot change the {self.key_field!r} of {self.name}")
-        changes = _clone(changes)
-        with self._lock:
-            ids = self._matching_ids(predicate, equals)
-            if ids:
-                with self._writing():  # each document gets its own copy of nested values
-                    self._table.update(lambda doc: doc.update(_clone(changes)), doc_ids=ids)
-            return len(ids)
-
-    @contextmanager
-    def transaction(self) -> Iterator[None]:
-        """Hold the collection's lock across several calls (re-entrant) for a compound change."""
-        with self._lock:
-            yield
-
-    def close(self) -> None:
-        """Close the TinyDB instance."""
-        with self._lock:
-            self._db.close()
-
-
-class TinyDBStore:
-    """Collections stored as ``<data_dir>/db/<name>.json``, with ``<data_dir>/.lock`` held exclusively."""
-
-    def __init__(self, data_dir: Path) -> None:
-        self.data_dir = Path(data_dir)
-        self.db_dir = self.data_dir / "db"
-        self.db_dir.mkdir(parents=True, exist_ok=True)
-        self._lock_fd: int | None = self._acquire_lock()
-        for leftover in self.db_dir.glob(f".*{_TMP_SUFFIX}"):  # temp files of a crashed writer
-            leftover.unlink(missing_ok=True)
-        self._collections: dict[str, TinyDBCollection] = {}
-        self._guard = threading.Lock()
-
-    def _acquire_lock(self) -> int:
-        fd = os.open(self.data_dir / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    def close_engine(self) -> None:
+        self._stopping = True
+        self._wake.set()
+        self._compactor.join()
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            other = os.read(fd, 32).decode(errors="replace").strip() or "unknown"
-            os.close(fd)
-            raise StoreLockedError(
-                f"data directory {self.data_dir} is in use by another wasdi server (pid {other}); "
-                "stop it or use another --data-dir"
-            ) from None
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
-        return fd
-
-    def declare(self, name: str, key_field: str) -> TinyDBCollection:
-        """Open (or create) the collection ``name`` whose documents are keyed by ``key_field``."""
-        if not name.replace("_", "").replace("-", "").isalnum():
-            raise ValueError(f"invalid collection name {name!r}")
-        with self._guard:
-            if self._lock_fd is None:
-                raise RuntimeError("the store is closed")
-            existing = self._collections.get(name)
-            if existing is None:
-                existing = TinyDBCollection(name, key_field, self.db_dir / f"{name}.json")
-                self._collections[name] = existing
-            elif existing.key_field != key_field:
-                raise ValueError(f"collection {name!r} is keyed by {existing.key_field!r}, not {key_field!r}")
-            return existing
-
-    def collection(self, name: str) -> TinyDBCollection:
-        """The collection ``name`` (declared with ``declare``); ``KeyError`` if it was not."""
-        try:
-            return self._collections[name]
-        except KeyError:
-            raise KeyError(f"collection {name!r} was not declared") from None
-
-    def collections(self) -> Iterator[TinyDBCollection]:
-        """Every declared collection."""
-        return iter(list(self._collections.values()))
-
-    def close(self) -> None:
-        """Close every collection and release the data directory (idempotent)."""
-        with self._guard:
-            for coll in self._collections.values():
-                coll.close()
-            self._collections.clear()
-            if self._lock_fd is not None:
-                fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
-                os.close(self._lock_fd)
-                self._lock_fd = None
-
-    def __enter__(self) -> TinyDBStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+            if self._journals and self._broken is None:
+                self.compact()  # a clean shutdown leaves only readable JSON files
+        finally:
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
 
 
-def open_store(data_dir: Path | str) -> TinyDBStore:
-    """Open the store in ``data_dir`` (raises ``StoreLockedError`` if another server has it)."""
-    return TinyDBStore(Path(data_dir))
+

@@ -1,9 +1,8 @@
-"""Semantics of the TinyDB store: every Collection method, copies, locking, failed writes, corrupt files."""
+"""Semantics of the store, for each engine: every Collection method, copies, locking, failed writes, corrupt files."""
 
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
 from collections.abc import Iterator
@@ -15,23 +14,29 @@ import pytest
 from wasdi_server.store import (
     Collection,
     DuplicateKeyError,
+    EngineStore,
     Store,
     StoreCorruptError,
-    TinyDBStore,
     open_store,
-    tinydb_store,
 )
+
+ENGINE_NAMES = ["tinydb", "sqlite"]
+
+
+@pytest.fixture(params=ENGINE_NAMES)
+def engine(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[TinyDBStore]:
-    s = open_store(tmp_path)
+def store(tmp_path: Path, engine: str) -> Iterator[EngineStore]:
+    s = open_store(tmp_path, engine)
     yield s
     s.close()
 
 
 @pytest.fixture
-def users(store: TinyDBStore) -> Collection:
+def users(store: EngineStore) -> Collection:
     c = store.declare("users", "user_id")
     for i, role in enumerate(["admin", "user", "user"]):
         c.insert({"user_id": f"u{i}", "role": role, "n": i, "tags": ["x"]})
@@ -42,7 +47,7 @@ def keys(docs: list[dict]) -> list[str]:
     return [d["user_id"] for d in docs]
 
 
-def test_store_satisfies_protocols(store: TinyDBStore) -> None:
+def test_store_satisfies_protocols(store: EngineStore) -> None:
     s: Store = store
     c: Collection = s.declare("users", "user_id")
     assert s.collection("users") is c
@@ -117,24 +122,30 @@ def test_delete_and_delete_where(users: Collection) -> None:
     assert users.count() == 1
 
 
-def test_where_methods_write_once(users: Collection, monkeypatch: pytest.MonkeyPatch) -> None:
-    replaces: list[str] = []
-    real = os.replace
+def count_commits(store: EngineStore, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Record, per durable write of ``store``, how many commits it held."""
+    writes: list[int] = []
+    real = store.persist
 
-    def counting(src: str, dst: str) -> None:
-        replaces.append(dst)
-        real(src, dst)
+    def counting(batch: list) -> None:
+        writes.append(len(batch))
+        real(batch)
 
-    monkeypatch.setattr(os, "replace", counting)
+    monkeypatch.setattr(store, "persist", counting)
+    return writes
+
+
+def test_where_methods_write_once(store: EngineStore, users: Collection, monkeypatch: pytest.MonkeyPatch) -> None:
+    writes = count_commits(store, monkeypatch)
     assert users.update_where({"role": "staff", "tags": []}, role="user") == 2
-    assert len(replaces) == 1
+    assert writes == [1]
     assert [d["role"] for d in users.all()] == ["admin", "staff", "staff"]
     users.get("u1")["tags"].append("y")  # type: ignore[index]
     assert users.get("u2")["tags"] == []  # type: ignore[index]
     assert users.delete_where(lambda d: d["n"] > 0) == 2
-    assert len(replaces) == 2
+    assert writes == [1, 1]
     assert users.update_where({"role": "x"}, role="nobody") == 0
-    assert len(replaces) == 2
+    assert writes == [1, 1]
     with pytest.raises(ValueError):
         users.update_where({"user_id": "same"})
 
@@ -171,25 +182,26 @@ def test_transaction_is_reentrant_and_excludes_other_threads(users: Collection) 
     assert done.is_set() and users.get("t") is not None and users.get("u0")["n"] == 100  # type: ignore[index]
 
 
-def test_data_survives_reopening(tmp_path: Path) -> None:
-    with open_store(tmp_path) as s:
+def test_data_survives_reopening(tmp_path: Path, engine: str) -> None:
+    with open_store(tmp_path, engine) as s:
         c = s.declare("jobs", "id")
         c.insert({"id": "a", "v": [1]})
         c.insert({"id": "b"})
         c.update("a", {"v": [2]})
         c.delete("b")
         c.insert({"id": "c"})
-    assert (tmp_path / "db" / "jobs.json").is_file()
-    with open_store(tmp_path) as s:
+    if engine == "tinydb":
+        assert (tmp_path / "db" / "jobs.json").is_file()
+    with open_store(tmp_path, engine) as s:
         c = s.declare("jobs", "id")
         assert c.all() == [{"id": "a", "v": [2]}, {"id": "c"}]
         c.insert({"id": "d"})  # doc ids continue correctly after reopening
         assert [d["id"] for d in c.all()] == ["a", "c", "d"]
 
 
-def test_threads_lose_nothing(tmp_path: Path) -> None:
+def test_threads_lose_nothing(tmp_path: Path, engine: str) -> None:
     threads_n, per_thread = 8, 100
-    with open_store(tmp_path) as s:
+    with open_store(tmp_path, engine) as s:
         items = s.declare("items", "id")
         counters = s.declare("counters", "name")
         counters.insert({"name": "hits", "value": 0})
@@ -218,24 +230,22 @@ def test_threads_lose_nothing(tmp_path: Path) -> None:
         expected = {f"{t}-{i}" for t in range(threads_n) for i in range(per_thread)}
         assert {d["id"] for d in items.all()} == expected
         assert counters.get("hits")["value"] == threads_n * per_thread  # type: ignore[index]
-    with open_store(tmp_path) as s:
+    with open_store(tmp_path, engine) as s:
         assert {d["id"] for d in s.declare("items", "id").all()} == expected
         assert s.declare("counters", "name").get("hits")["value"] == threads_n * per_thread  # type: ignore[index]
 
 
 def test_failed_write_shows_in_neither_memory_nor_disk(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, engine: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    s = open_store(tmp_path)
+    s = open_store(tmp_path, engine)
     users = s.declare("users", "user_id")
     users.insert({"user_id": "a", "tags": ["x"]})
-    path = tmp_path / "db" / "users.json"
-    before = path.read_bytes()
 
-    def broken(src: str, dst: str) -> None:
+    def broken(batch: list) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr(os, "replace", broken)
+    monkeypatch.setattr(s, "persist", broken)
     with pytest.raises(OSError, match="disk full"):
         users.insert({"user_id": "b"})
     with pytest.raises(OSError):
@@ -251,54 +261,34 @@ def test_failed_write_shows_in_neither_memory_nor_disk(
     with pytest.raises(TypeError):  # not JSON: rejected before anything changes
         users.update("a", {"tags": object()})
     assert users.all() == [{"user_id": "a", "tags": ["x"]}]
-    assert path.read_bytes() == before
-    assert [p.name for p in path.parent.iterdir()] == ["users.json"]  # temp file removed
 
     monkeypatch.undo()
     users.insert({"user_id": "b"})  # the store still works, and the key "b" is free
     s.close()
-    with open_store(tmp_path) as s:
+    with open_store(tmp_path, engine) as s:
         assert s.declare("users", "user_id").all() == [{"user_id": "a", "tags": ["x"]}, {"user_id": "b"}]
-
-
-def test_write_failing_after_replace_keeps_index_in_step_with_disk(
-    store: TinyDBStore, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    users = store.declare("users", "user_id")
-
-    def broken(path: Path) -> None:
-        raise OSError("fsync failed")
-
-    monkeypatch.setattr(tinydb_store, "_fsync_dir", broken)
-    with pytest.raises(OSError):
-        users.insert({"user_id": "a"})  # the file was replaced before the failure
-    with pytest.raises(OSError):
-        users.insert({"user_id": "b"})
-    monkeypatch.undo()
-    assert users.get("a") == {"user_id": "a"} and users.count() == 2
-    with pytest.raises(DuplicateKeyError):
-        users.insert({"user_id": "a"})
-    assert users.delete("b")
 
 
 @pytest.mark.parametrize("content", [b'{"users": {"1": {"user_id": "a"}', b"[1, 2]", b'{"users": [1]}',
                                      b'{"users": {"1": {"no_key": 1}}}'])
 def test_corrupt_file_refuses_to_open_and_is_left_untouched(tmp_path: Path, content: bytes) -> None:
+    engine = "tinydb"
     path = tmp_path / "db" / "users.json"
     path.parent.mkdir()
     path.write_bytes(content)
-    with open_store(tmp_path) as s, pytest.raises(StoreCorruptError) as info:
+    with open_store(tmp_path, engine) as s, pytest.raises(StoreCorruptError) as info:
         s.declare("users", "user_id")
     assert str(path) in str(info.value) and "left untouched" in str(info.value)
     assert path.read_bytes() == content
 
 
 def test_empty_file_and_leftover_temp_files(tmp_path: Path) -> None:
+    engine = "tinydb"
     db = tmp_path / "db"
     db.mkdir()
     (db / "users.json").write_bytes(b"")
     (db / ".users.json.abc123.tmp").write_text("{partial")
-    with open_store(tmp_path) as s:
+    with open_store(tmp_path, engine) as s:
         assert not (db / ".users.json.abc123.tmp").exists()
         users = s.declare("users", "user_id")
         assert users.all() == []
