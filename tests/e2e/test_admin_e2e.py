@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import http.server
+import json
 import threading
 import time
 from collections.abc import Iterator
@@ -14,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 from tests.e2e import conftest as e2e
-from tests.server.user_estate import build_estate, leftovers, owned_keys
+from tests.server.user_estate import build_estate, leftovers, owned_keys, stored_documents
 
 from wasdi_server import load_settings
 from wasdi_server.services import build_services
@@ -76,16 +77,19 @@ def test_a_deletion_killed_midway_is_finished_by_the_next_start(servers, data_di
 
     caller = threading.Thread(target=delete)
     caller.start()
-    intent_file = data_dir / "db" / "intents.json"
+
+    def intent_recorded() -> bool:
+        return ALICE in json.dumps(stored_documents(data_dir).get("intents", {}))
+
     deadline = time.monotonic() + 20
-    while ALICE not in (intent_file.read_text() if intent_file.exists() else "") and time.monotonic() < deadline:
+    while not intent_recorded() and time.monotonic() < deadline:
         time.sleep(0.002)
     time.sleep(0.02)  # into the deletion (40 workspaces take far longer to remove)
     server.kill()
     caller.join(30)
     half_done = leftovers(data_dir, ALICE)
     assert half_done, "the kill came after the deletion finished: nothing was left to test the restart with"
-    assert ALICE in intent_file.read_text(), "the intent must still be recorded after the kill"
+    assert intent_recorded(), "the intent must still be recorded after the kill"
 
     restarted = servers.start(data_dir)  # finishes the intent before serving
     with httpx.Client(base_url=restarted.base_url, timeout=30) as client:
@@ -96,7 +100,7 @@ def test_a_deletion_killed_midway_is_finished_by_the_next_start(servers, data_di
     # bob lost only the sharings between him and alice, and gained nothing
     assert owned_keys(data_dir, BOB) == bob_before - between
     assert ("workspaces", kept["workspace"]) in bob_before
-    assert not (data_dir / "db" / "intents.json").exists() or ALICE not in intent_file.read_text()
+    assert not intent_recorded()
 
 
 class Trickle(http.server.BaseHTTPRequestHandler):

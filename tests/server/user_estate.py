@@ -71,11 +71,38 @@ def build_estate(services: Services, user_id: str, other_id: str, tag: str, work
     return {"workspace": theirs["workspaceId"], "organization": their_org, "app": their_app["processorId"]}
 
 
+def stored_documents(data_dir: Path) -> dict[str, dict[str, dict[str, Any]]]:
+    """Every stored document by collection and id, read from the TinyDB engine's files as docs/server.md
+    describes them (snapshots, then the journals replayed in order; a torn last line is what a crash leaves
+    and is dropped).  Works whether or not a server holds the data directory."""
+    db = data_dir / "db"
+    collections: dict[str, dict[str, dict[str, Any]]] = {}
+    if not db.is_dir():
+        return collections
+    for path in sorted(db.glob("*.json")):
+        for table in json.loads(path.read_text() or "{}").values():
+            collections.setdefault(path.stem, {}).update({str(k): v for k, v in table.items()})
+    journals = sorted(db.glob("journal-*.jsonl"), key=lambda p: int(p.stem.split("-", 1)[1]))
+    for journal in journals:
+        for line in journal.read_text().splitlines():
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            for name, doc_id, document in entry["w"]:
+                table = collections.setdefault(name, {})
+                if document is None:
+                    table.pop(str(doc_id), None)
+                else:
+                    table[str(doc_id)] = document
+    return collections
+
+
 def leftovers(data_dir: Path, user_id: str) -> list[str]:
-    """Everything in the store files and the data folders that still belongs to ``user_id``."""
-    found: list[str] = []
-    for path in sorted((data_dir / "db").glob("*.json")) if (data_dir / "db").is_dir() else []:
-        found += _leftovers_in(path, user_id)
+    """Everything in the store and the data folders that still belongs to ``user_id``."""
+    found = [f"{name}: {json.dumps(doc, sort_keys=True)}"
+             for name, table in sorted(stored_documents(data_dir).items()) for doc in table.values()
+             if any(doc.get(f) == user_id for f in OWNER_FIELDS)]
     for log in sorted((data_dir / "logs").glob("*.jsonl")) if (data_dir / "logs").is_dir() else []:
         if user_id in log.read_text():
             found.append(f"log {log.name}")
@@ -85,30 +112,10 @@ def leftovers(data_dir: Path, user_id: str) -> list[str]:
     return found
 
 
-def _leftovers_in(path: Path, user_id: str) -> list[str]:
-    text = path.read_text() or "{}"
-    tables = json.loads(text)
-    found = []
-    for table in tables.values():
-        for doc in table.values():
-            if any(doc.get(f) == user_id for f in OWNER_FIELDS):
-                found.append(f"{path.stem}: {json.dumps(doc, sort_keys=True)}")
-    return found
-
-
-def store_files(data_dir: Path) -> list[Path]:
-    return sorted((data_dir / "db").glob("*.json"))
-
-
 def owned_keys(data_dir: Path, user_id: str) -> set[tuple[str, str]]:
     """``(collection, key)`` of every stored record that belongs to ``user_id`` (contents may change)."""
     from wasdi_server.services import COLLECTIONS
 
-    keys = set()
-    for path in store_files(data_dir):
-        key_field = COLLECTIONS.get(path.stem, "")
-        for table in json.loads(path.read_text() or "{}").values():
-            for doc in table.values():
-                if any(doc.get(f) == user_id for f in OWNER_FIELDS):
-                    keys.add((path.stem, str(doc.get(key_field))))
-    return keys
+    return {(name, str(doc.get(COLLECTIONS.get(name, ""))))
+            for name, table in stored_documents(data_dir).items() for doc in table.values()
+            if any(doc.get(f) == user_id for f in OWNER_FIELDS)}
