@@ -167,9 +167,9 @@ class Launcher:
         finally:
             with self._lock:
                 self._running.pop(ctx.process_id, None)
-            if message:
-                processes.update(ctx.process_id, {"payload": message})
-                # The run log is where people look first for why a run failed.
+            # The run log is where people look first for why a run failed; a record deleted meanwhile (its
+            # workspace went) keeps no log.
+            if message and processes.update(ctx.process_id, {"payload": message}) is not None:
                 self.services.process_logs.write(ctx.process_id, message)
             # The operation itself (or an application, or a stop) may already have set a final state.
             current = processes.get(ctx.process_id)
