@@ -13,7 +13,7 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(VENV)/.stamp-run: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet -e '.[all]'
 	touch $@
 
 $(VENV)/.stamp-test: pyproject.toml | $(BIN)/python
@@ -21,6 +21,7 @@ $(VENV)/.stamp-test: pyproject.toml | $(BIN)/python
 	touch $@ $(VENV)/.stamp-run
 
 run: $(VENV)/.stamp-run
+	$(BIN)/wasdi-server catalogue sample --if-empty --data-dir $(DATA_DIR)
 	$(BIN)/wasdi-server serve --data-dir $(DATA_DIR) --host $(HOST) --port $(PORT) --init-admin
 
 test: $(VENV)/.stamp-test

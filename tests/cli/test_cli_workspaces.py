@@ -91,7 +91,7 @@ def test_show_by_id_and_by_name(alice: Cli) -> None:
 def test_show_unknown_workspace(alice: Cli) -> None:
     result = alice("ws", "show", "no-such-workspace")
     assert result.exit_code == 1
-    assert result.stderr.startswith("Error: no workspace 'no-such-workspace'")
+    assert result.stderr.startswith("Error: no workspace has the id or name 'no-such-workspace'")
 
 
 def test_a_name_used_by_two_workspaces_needs_the_id(alice: Cli) -> None:

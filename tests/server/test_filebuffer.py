@@ -233,7 +233,7 @@ def test_import_failure_markers(server: Server, alice: Person, bob: Person, ws: 
     cases = [
         (None, import_body(ws, source.as_uri()), 401),
         (bob, import_body(ws, source.as_uri()), 403),
-        (alice, import_body("no-such-ws", source.as_uri()), 500),
+        (alice, import_body("no-such-ws", source.as_uri()), 403),  # not a workspace the caller can write
         (alice, import_body(ws, ""), 500),
         (alice, import_body(ws, "ftp://example.org/x.tif"), 500),
         (alice, import_body(ws, source.as_uri(), name="../evil.tif"), 500),

@@ -46,7 +46,8 @@ SHOW_FIELDS = (
 
 @app.command("list")
 def list_(
-    workspace: Annotated[str | None, typer.Option("--ws", help="Workspace id (default: all your processes).")] = None,
+    workspace: Annotated[str | None, typer.Option("--ws", metavar="ID_OR_NAME", help="Workspace id, or its exact "
+                                                  "name (default: all your processes).")] = None,
     status: Annotated[str | None, typer.Option("--status", help="Only this state (DONE, RUNNING ...).")] = None,
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most this many, newest first.")] = None,
     profile: ProfileOpt = None, base_url: BaseUrlOpt = None, json: JsonOpt = False, quiet: QuietOpt = False,
@@ -55,7 +56,10 @@ def list_(
     out = Output(json_output=json, quiet=quiet)
     with connection.client(profile, base_url) as client:
         if workspace:
-            found = client.processes.list_by_workspace(workspace, status=status, startindex=0 if limit else None,
+            from .workspaces import resolve_workspace
+
+            workspace_id, _ = resolve_workspace(client, workspace)
+            found = client.processes.list_by_workspace(workspace_id, status=status, startindex=0 if limit else None,
                                                        endindex=limit)
         else:
             found = client.processes.list_by_user()

@@ -89,7 +89,8 @@ class SortBy(enum.StrEnum):
 def resolve_subscription(client: "WasdiClient", id_or_name: str) -> tuple[str, "SubscriptionListViewModel | None"]:
     """The subscription ``id_or_name`` identifies or names among yours (an admin may give any id)."""
     return by_id_or_name(client.subscriptions.list(), id_or_name, id_of=lambda s: s.subscription_id,
-                         name_of=lambda s: s.name, noun="subscription")
+                         name_of=lambda s: s.name, noun="subscription",
+                         fetch=client.subscriptions.get, listing="subscriptions list")
 
 
 
