@@ -28,6 +28,8 @@ test: $(VENV)/.stamp-test
 	$(BIN)/ruff check src tests bench examples
 	$(BIN)/mypy --strict src/wasdi_sdk
 	$(BIN)/python -m pytest -n 2 tests
+	@# The workers of -n 2 swallow prints: the counts are printed by one more, quick, run.
+	@$(BIN)/python -m pytest tests/test_coverage.py::test_counts -q -s --no-header | head -2
 
 lint: $(VENV)/.stamp-test
 	$(BIN)/ruff check src tests bench examples

@@ -69,6 +69,16 @@ def list_(profile: ProfileOpt = None, base_url: BaseUrlOpt = None, json: JsonOpt
     out.items(workspaces, LIST_COLUMNS, id_of=lambda w: w.workspace_id, empty="No workspaces.")
 
 
+def _name_given(client: "WasdiClient", workspace_id: str) -> str | None:
+    """The name the server gave (a taken name gets a '(n)' suffix), when it says."""
+    from wasdi_sdk import WasdiError
+
+    try:
+        return client.workspaces.get(workspace_id).name
+    except WasdiError:
+        return None
+
+
 @app.command()
 def create(
     name: Annotated[str, typer.Argument(metavar="NAME",
@@ -86,10 +96,11 @@ def create(
         except EmptyResultError as e:
             raise CliError(f"the server refused to create the workspace '{name}' (it does not say why: "
                            "an invalid name or node, or no active subscription)") from e
-    if not result.string_value:
-        raise CliError(f"the server did not return the id of the workspace '{name}'")
+        if not result.string_value:
+            raise CliError(f"the server did not return the id of the workspace '{name}'")
+        given = _name_given(client, result.string_value) or name
     Output().value(result.string_value)
-    message(f"Created workspace '{name}'")
+    message(f"Created workspace '{given}'")
 
 
 @app.command()
