@@ -54,6 +54,15 @@ def exit_code_for(error: BaseException) -> int:
     return ERROR
 
 
+_detailed = False
+"""``--verbose`` or ``--json`` on the command line: failures also show the server's code, status and endpoint."""
+
+
+def show_details(on: bool = True) -> None:
+    global _detailed
+    _detailed = on
+
+
 def message_for(error: BaseException) -> str:
     if isinstance(error, CliError):
         return error.message
@@ -61,6 +70,13 @@ def message_for(error: BaseException) -> str:
         return "interrupted"
     text = str(error).strip()
     sdk = sys.modules.get("wasdi_sdk")
+    if sdk is not None and isinstance(error, sdk.APIError):
+        from .messages import details, sentence
+
+        return sentence(error) + (details(error) if _detailed else "")
+    if sdk is not None and isinstance(error, sdk.APIConnectionError) and not isinstance(error, sdk.APITimeoutError):
+        return (f"{text or 'cannot reach the server'}; is it running? Start a local one with 'wasdi server start' "
+                "(or 'make run' in a clone), or point to another with --base-url")
     if sdk is not None and isinstance(error, sdk.WasdiError):
         return text or type(error).__name__
     # Not one of ours: name the exception, it is probably a bug or an OS error.
@@ -79,6 +95,10 @@ def report(error: BaseException) -> int:
 
 class WasdiGroup(TyperGroup):
     """Root group: maps whatever a command raises to a one-line message and an exit code."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        show_details("--json" in args or "--verbose" in args)
+        return super().parse_args(ctx, args)
 
     def invoke(self, ctx: Any) -> Any:
         try:

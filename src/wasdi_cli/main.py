@@ -63,6 +63,8 @@ def _version(value: bool) -> None:
 def _root(
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
                                           help="Show the version and exit.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", help="On failure, also show the server's message code, "
+                                                            "status and endpoint.")] = False,
 ) -> None:
     """Work with a WASDI server: log in, manage workspaces, run a local server."""
 

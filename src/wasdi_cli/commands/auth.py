@@ -124,7 +124,7 @@ def whoami(profile: ProfileOpt = None, base_url: BaseUrlOpt = None, json: JsonOp
             account = client.auth.check_session()
         except (AuthenticationError, EmptyResultError) as e:
             raise CliError(f"not logged in to {target.base_url}: the session has expired or ended; "
-                           "run `wasdi login`", AUTH) from e
+                           "run 'wasdi login'", AUTH) from e
     finally:
         client.close()
     out.item(account, USER_FIELDS, id_of=lambda u: u.user_id)

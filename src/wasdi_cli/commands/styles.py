@@ -70,7 +70,7 @@ def list_(profile: ProfileOpt = None, base_url: BaseUrlOpt = None, json: JsonOpt
         try:
             styles = client.styles.list()
         except EmptyResultError as e:
-            raise CliError("the server listed no styles (is the session still valid? try `wasdi login`)") from e
+            raise CliError("the server listed no styles (is the session still valid? try 'wasdi login')") from e
     out.items(styles, LIST_COLUMNS, id_of=lambda s: s.style_id, empty="No styles.")
 
 
