@@ -34,6 +34,15 @@ def fail(message: str, code: int = ERROR) -> NoReturn:
     raise CliError(message, code)
 
 
+def quiet_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's last flush into a closed pipe is silent."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no real stdout (a test runner's buffer): nothing to silence
+        pass
+
+
 def debug_enabled() -> bool:
     return os.environ.get("WASDI_DEBUG", "").strip().lower() in ("1", "true", "yes", "on")
 
@@ -96,6 +105,18 @@ def report(error: BaseException) -> int:
 class WasdiGroup(TyperGroup):
     """Root group: maps whatever a command raises to a one-line message and an exit code."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        from .help_style import uniform
+
+        uniform(self)
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        from .help_style import uniform
+
+        uniform(self)  # again: the shell-completion options are added after construction
+        super().format_help(ctx, formatter)
+
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         show_details("--json" in args or "--verbose" in args)
         return super().parse_args(ctx, args)
@@ -106,5 +127,9 @@ class WasdiGroup(TyperGroup):
         except (typer.Exit, typer.Abort, typer.TyperException):
             # Exits, aborts and usage errors: the framework prints and exits as usual (usage = 2).
             raise
+        except BrokenPipeError as error:
+            # `wasdi ... | head`: the reader has what it wanted; stop quietly, as Unix tools do.
+            quiet_stdout()
+            raise typer.Exit(OK) from error
         except (Exception, KeyboardInterrupt) as error:
             raise typer.Exit(report(error)) from error

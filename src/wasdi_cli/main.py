@@ -25,7 +25,7 @@ from .commands import (
     subscriptions,
     workspaces,
 )
-from .errors import INTERRUPTED, WasdiGroup, report
+from .errors import INTERRUPTED, WasdiGroup, quiet_stdout, report
 
 app = typer.Typer(
     name="wasdi",
@@ -83,6 +83,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         typer.echo("", err=True)
         return INTERRUPTED
+    except BrokenPipeError:
+        quiet_stdout()
+        return 0
     except Exception as e:  # raised outside a command (while parsing, or by the framework)
         return report(e)
     return 0

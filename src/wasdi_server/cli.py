@@ -42,6 +42,18 @@ def _message(error: BaseException) -> str:
 class ServerGroup(TyperGroup):
     """Root group: a failure inside a command becomes one sentence and an exit code, as in ``wasdi``."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        from wasdi_cli.help_style import uniform  # the same help conventions as `wasdi`
+
+        uniform(self)
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        from wasdi_cli.help_style import uniform
+
+        uniform(self)  # again: the shell-completion options are added after construction
+        super().format_help(ctx, formatter)
+
     def invoke(self, ctx: Any) -> Any:
         from .errors import DomainError
         from .store import StoreError
