@@ -22,8 +22,6 @@ if TYPE_CHECKING:
     from .settings import Settings
 
 INITIAL_ADMIN = "admin@wasdi.local"
-SERVER_EXTRA_MODULES = ("falcon", "waitress", "tinydb", "defusedxml")
-INSTALL_HINT = "pip install 'wasdi-toolkit[server]'"
 
 
 class Failure(Exception):
@@ -188,9 +186,13 @@ def serve_command(
                                                    help="Base URL clients use to reach this server.")] = None,
     init_admin: Annotated[bool, typer.Option(
         "--init-admin", help="On first start (no users yet) create an admin and print its credentials once.")] = False,
+    web_client: Annotated[Path | None, typer.Option(
+        "--web-client", metavar="DIR", help="Serve a built WASDI web client (wasdiClient2) from this folder at /, "
+        "same origin as the API.")] = None,
 ) -> None:
     """Serve the API with waitress until interrupted (Ctrl-C)."""
-    settings = _settings(config, data_dir=data_dir, host=host, port=port, threads=threads, public_url=public_url)
+    settings = _settings(config, data_dir=data_dir, host=host, port=port, threads=threads, public_url=public_url,
+                         web_client_dir=str(web_client.resolve()) if web_client else None)
     serve(settings, init_admin=init_admin)
 
 
@@ -312,18 +314,7 @@ def catalogue_list(data_dir: DataDirOpt = None, config: ConfigOpt = None) -> Non
         typer.echo(catalogue.describe(product))
 
 
-def _missing_server_extra() -> str | None:
-    import importlib.util
-
-    missing = [name for name in SERVER_EXTRA_MODULES if importlib.util.find_spec(name) is None]
-    return ", ".join(missing) or None
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    missing = _missing_server_extra()
-    if missing:
-        print(f"wasdi-server needs the server extra ({missing} missing): {INSTALL_HINT}", file=sys.stderr)
-        return 1
     try:
         app(args=list(argv) if argv is not None else None, prog_name="wasdi-server")
     except SystemExit as e:

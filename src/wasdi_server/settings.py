@@ -122,6 +122,8 @@ class Settings:
     """JSON index of the built-in ``LOCAL`` catalogue; empty: ``<catalogue dir>/index.json`` when it exists."""
     search_page_size: int = 100
     """Page size of ``/search/querylist`` for providers without their own ``page_size``."""
+    web_client_dir: str = ""
+    """Folder of a built WASDI web client (wasdiClient2) to serve at ``/`` from the same origin; empty: none."""
 
     @property
     def files_root(self) -> Path:
