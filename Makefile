@@ -6,7 +6,7 @@ DATA_DIR ?= ./.wasdi-data
 HOST ?= 127.0.0.1
 PORT ?= 8080
 
-.PHONY: run test lint typecheck bench clean
+.PHONY: run test test-install lint typecheck bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,9 @@ test: $(VENV)/.stamp-test
 	$(BIN)/python -m pytest -n 2 tests
 	@# The workers of -n 2 swallow prints: the counts are printed by one more, quick, run.
 	@$(BIN)/python -m pytest tests/test_coverage.py::test_counts -q -s --no-header | head -2
+
+test-install: $(VENV)/.stamp-test
+	$(BIN)/python -m pytest -m install tests/packaging
 
 lint: $(VENV)/.stamp-test
 	$(BIN)/ruff check src tests bench examples
