@@ -34,6 +34,7 @@ def test_help_shows_uniform_metavars_and_no_raw_types(app: Any) -> None:
         assert result.exit_code == 0, (path, result.output)
         assert not RAW_TYPES.search(result.output), (path, RAW_TYPES.findall(result.output))
         assert "Users a organization" not in result.output
+        assert "`" not in result.output, (path, "hints are quoted with '...', not backticks")
 
 
 def test_share_help_reads_right() -> None:

@@ -158,7 +158,7 @@ def types(profile: ProfileOpt = None, base_url: BaseUrlOpt = None, json: JsonOpt
 @app.command()
 def create(
     type_id: Annotated[str, typer.Argument(metavar="TYPE", help="Subscription type, e.g. OneMonthStandard "
-                                                               "(see `wasdi subscriptions types`).")],
+                                                               "(see 'wasdi subscriptions types').")],
     name: NameOpt = None,
     description: DescriptionOpt = None,
     start: StartOpt = None,
@@ -170,7 +170,7 @@ def create(
     profile: ProfileOpt = None,
     base_url: BaseUrlOpt = None,
 ) -> None:
-    """Create a subscription (unpaid; see `buy`) and its default project; prints its id on stdout."""
+    """Create a subscription (unpaid; see 'buy') and its default project; prints its id on stdout."""
     if not type_id.strip():
         raise CliError("TYPE must not be empty", USAGE)
     with connection.client(profile, base_url) as client:
