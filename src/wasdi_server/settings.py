@@ -328,3 +328,24 @@ def documentation() -> str:
 def _doc_of(cls: Any, name: str) -> str:
     info = cls.__pydantic_fields__.get(name)
     return (info.description if info is not None else None) or ""
+
+
+DOCS_START = "do not edit -->\n"
+DOCS_END = "<!-- end of settings table -->"
+
+
+def write_documentation(path: str | Path) -> None:
+    """Rewrite the generated settings table of ``path`` (docs/server.md) from the fields above."""
+    target = Path(path)
+    text = target.read_text(encoding="utf-8")
+    start = text.index(DOCS_START) + len(DOCS_START)
+    target.write_text(text[:start] + documentation() + text[text.index(DOCS_END):], encoding="utf-8")
+
+
+if __name__ == "__main__":  # python -m wasdi_server.settings docs/server.md
+    import sys
+
+    # The package's own copy of this module: runpy's __main__ copy cannot read the field docstrings.
+    from wasdi_server.settings import write_documentation as write
+
+    write(sys.argv[1] if len(sys.argv) > 1 else "docs/server.md")

@@ -31,7 +31,7 @@ def test_docs_table_is_generated_from_the_settings() -> None:
     text = DOCS.read_text(encoding="utf-8")
     start = text.index("do not edit -->\n") + len("do not edit -->\n")
     end = text.index("<!-- end of settings table -->")
-    assert text[start:end] == documentation(), "regenerate docs/server.md's table from settings.documentation()"
+    assert text[start:end] == documentation(), "run: python -m wasdi_server.settings docs/server.md"
 
 
 @pytest.mark.parametrize("cls", [Settings, SmtpSettings, PaymentSettings])
