@@ -6,14 +6,14 @@ DATA_DIR ?= ./.wasdi-data
 HOST ?= 127.0.0.1
 PORT ?= 8080
 
-.PHONY: run test lint typecheck bench clean
+.PHONY: run test test-install lint typecheck bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(VENV)/.stamp-run: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet -e '.[all]'
 	touch $@
 
 $(VENV)/.stamp-test: pyproject.toml | $(BIN)/python
@@ -21,12 +21,18 @@ $(VENV)/.stamp-test: pyproject.toml | $(BIN)/python
 	touch $@ $(VENV)/.stamp-run
 
 run: $(VENV)/.stamp-run
+	$(BIN)/wasdi-server catalogue sample --if-empty --data-dir $(DATA_DIR)
 	$(BIN)/wasdi-server serve --data-dir $(DATA_DIR) --host $(HOST) --port $(PORT) --init-admin
 
 test: $(VENV)/.stamp-test
 	$(BIN)/ruff check src tests bench examples
 	$(BIN)/mypy --strict src/wasdi_sdk
 	$(BIN)/python -m pytest -n 2 tests
+	@# The workers of -n 2 swallow prints: the counts are printed by one more, quick, run.
+	@$(BIN)/python -m pytest tests/test_coverage.py::test_counts -q -s --no-header | head -2
+
+test-install: $(VENV)/.stamp-test
+	$(BIN)/python -m pytest -m install tests/packaging
 
 lint: $(VENV)/.stamp-test
 	$(BIN)/ruff check src tests bench examples

@@ -1,12 +1,15 @@
 """Log in, create a workspace, share it and clean up, with the typed SDK.
 
     python examples/quickstart.py --base-url http://127.0.0.1:8080 --user admin@wasdi.local
+
+The password is read from WASDI_PASSWORD when set, else prompted.
 """
 
 from __future__ import annotations
 
 import argparse
 import getpass
+import os
 
 from wasdi_sdk import APIError, WasdiClient
 
@@ -18,7 +21,8 @@ def main() -> None:
     parser.add_argument("--share-with", help="a user to share the workspace with")
     args = parser.parse_args()
     with WasdiClient(base_url=args.base_url) as client:
-        me = client.auth.login(args.user, getpass.getpass())
+        # As `wasdi login`: WASDI_PASSWORD for scripts and CI, else a prompt.
+        me = client.auth.login(args.user, os.environ.get("WASDI_PASSWORD") or getpass.getpass())
         print(f"logged in as {me.user_id} ({me.type})")
         ws_id = client.workspaces.create(name="Quickstart").string_value or ""
         ws = client.workspaces.get(ws_id)

@@ -70,11 +70,11 @@ def connect(target: Target, *, require_session: bool = True) -> WasdiClient:
     """The client for ``target``; exit 4 with a hint when a session is needed and there is none."""
     if require_session and not target.token:
         where = target.base_url
-        hint = f"run `wasdi login{'' if target.profile_name == 'default' else ' --profile ' + target.profile_name}`"
+        command = "wasdi login" + ("" if target.profile_name == "default" else f" --profile {target.profile_name}")
         if target.profile.session_token and target.profile.base_url:
             raise CliError(f"not logged in to {where}: profile '{target.profile_name}' holds a session for "
-                           f"{target.profile.base_url}; {hint} --base-url {where}", AUTH)
-        raise CliError(f"not logged in to {where} (profile '{target.profile_name}'); {hint}", AUTH)
+                           f"{target.profile.base_url}; run '{command} --base-url {where}'", AUTH)
+        raise CliError(f"not logged in to {where} (profile '{target.profile_name}'); run '{command}'", AUTH)
     return make_client(target.base_url, target.token)
 
 

@@ -34,6 +34,15 @@ def fail(message: str, code: int = ERROR) -> NoReturn:
     raise CliError(message, code)
 
 
+def quiet_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's last flush into a closed pipe is silent."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no real stdout (a test runner's buffer): nothing to silence
+        pass
+
+
 def debug_enabled() -> bool:
     return os.environ.get("WASDI_DEBUG", "").strip().lower() in ("1", "true", "yes", "on")
 
@@ -54,6 +63,15 @@ def exit_code_for(error: BaseException) -> int:
     return ERROR
 
 
+_detailed = False
+"""``--verbose`` or ``--json`` on the command line: failures also show the server's code, status and endpoint."""
+
+
+def show_details(on: bool = True) -> None:
+    global _detailed
+    _detailed = on
+
+
 def message_for(error: BaseException) -> str:
     if isinstance(error, CliError):
         return error.message
@@ -61,6 +79,13 @@ def message_for(error: BaseException) -> str:
         return "interrupted"
     text = str(error).strip()
     sdk = sys.modules.get("wasdi_sdk")
+    if sdk is not None and isinstance(error, sdk.APIError):
+        from .messages import details, sentence
+
+        return sentence(error) + (details(error) if _detailed else "")
+    if sdk is not None and isinstance(error, sdk.APIConnectionError) and not isinstance(error, sdk.APITimeoutError):
+        return (f"{text or 'cannot reach the server'}; is it running? Start a local one with 'wasdi server start' "
+                "(or 'make run' in a clone), or point to another with --base-url")
     if sdk is not None and isinstance(error, sdk.WasdiError):
         return text or type(error).__name__
     # Not one of ours: name the exception, it is probably a bug or an OS error.
@@ -80,11 +105,31 @@ def report(error: BaseException) -> int:
 class WasdiGroup(TyperGroup):
     """Root group: maps whatever a command raises to a one-line message and an exit code."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        from .help_style import uniform
+
+        uniform(self)
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        from .help_style import uniform
+
+        uniform(self)  # again: the shell-completion options are added after construction
+        super().format_help(ctx, formatter)
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        show_details("--json" in args or "--verbose" in args)
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
         except (typer.Exit, typer.Abort, typer.TyperException):
             # Exits, aborts and usage errors: the framework prints and exits as usual (usage = 2).
             raise
+        except BrokenPipeError as error:
+            # `wasdi ... | head`: the reader has what it wanted; stop quietly, as Unix tools do.
+            quiet_stdout()
+            raise typer.Exit(OK) from error
         except (Exception, KeyboardInterrupt) as error:
             raise typer.Exit(report(error)) from error

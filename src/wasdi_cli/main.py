@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from . import __version__
-from .errors import INTERRUPTED, report
+from .errors import INTERRUPTED, quiet_stdout, report
 from .lazy import LazyGroup
 
 LazyGroup.lazy = {
@@ -62,6 +62,8 @@ def _version(value: bool) -> None:
 def _root(
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
                                           help="Show the version and exit.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", help="On failure, also show the server's message code, "
+                                                            "status and endpoint.")] = False,
 ) -> None:
     """Work with a WASDI server: log in, manage workspaces, run a local server."""
 
@@ -80,6 +82,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         typer.echo("", err=True)
         return INTERRUPTED
+    except BrokenPipeError:
+        quiet_stdout()
+        return 0
     except Exception as e:  # raised outside a command (while parsing, or by the framework)
         return report(e)
     return 0

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import tempfile
 import tomllib
 from collections.abc import Mapping
@@ -161,60 +160,17 @@ def write_private(path: Path, text: str) -> None:
         os.close(dir_fd)
 
 
-_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
-
-
-def _key(key: str) -> str:
-    return key if _BARE_KEY.match(key) else _string(key)
-
-
-def _string(value: str) -> str:
-    out = ['"']
-    for ch in value:
-        if ch == '"':
-            out.append('\\"')
-        elif ch == "\\":
-            out.append("\\\\")
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-            out.append(f"\\u{ord(ch):04X}")
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
-
-
-def _value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return _string(value)
-    if isinstance(value, int | float):
-        return repr(value)
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(_value(v) for v in value) + "]"
-    raise TypeError(f"cannot write a {type(value).__name__} as TOML")
-
-
 def dumps_toml(data: Mapping[str, Any]) -> str:
-    """A small TOML writer: strings, booleans, numbers, lists of those, and nested tables."""
-    lines: list[str] = []
-    _dump_table(data, (), lines)
-    return "\n".join(lines).strip("\n") + "\n"
+    """TOML text of ``data`` (tomli-w: whatever ``tomllib`` reads, dates and arrays of tables included, writes
+    back; ``None`` values, which TOML has not, are left out)."""
+    import tomli_w
+
+    return tomli_w.dumps(_without_none(data))
 
 
-def _dump_table(data: Mapping[str, Any], prefix: tuple[str, ...], lines: list[str]) -> None:
-    scalars = {k: v for k, v in data.items() if not isinstance(v, Mapping)}
-    tables = {k: v for k, v in data.items() if isinstance(v, Mapping)}
-    if prefix and (scalars or not tables):
-        lines.append("")
-        lines.append("[" + ".".join(_key(p) for p in prefix) + "]")
-    for key, value in scalars.items():
-        if value is None:
-            continue
-        lines.append(f"{_key(key)} = {_value(value)}")
-    for key, table in tables.items():
-        _dump_table(table, (*prefix, key), lines)
+def _without_none(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _without_none(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list | tuple):
+        return [_without_none(v) for v in value if v is not None]
+    return value

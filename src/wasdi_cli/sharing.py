@@ -45,7 +45,9 @@ def add_share_commands(app: typer.Typer, *, noun: str, group: str, id_param: str
                        resolve: Resolver = as_given, label: Labeler | None = None,
                        columns: Sequence[Column] = SHARE_COLUMNS) -> None:
     """Add ``share add|list|remove`` for ``client.<group>.share_*`` (the id keyword is ``id_param``)."""
-    share_app = typer.Typer(name="share", help=f"Users a {noun} is shared with.", no_args_is_help=True)
+    article = "an" if noun[:1].lower() in "aeiou" else "a"
+    share_app = typer.Typer(name="share", help=f"Share {article} {noun}: add, list, remove users.",
+                            no_args_is_help=True)
     app.add_typer(share_app)
     name_of = label or (lambda resource_id, entry: resource_id)
 
@@ -65,7 +67,7 @@ def add_share_commands(app: typer.Typer, *, noun: str, group: str, id_param: str
         else:
             message(f"Shared {noun} {name_of(resource_id, entry)} with {user} ({rights.value})")
 
-    @share_app.command("list", help=f"Users a {noun} is shared with.")
+    @share_app.command("list", help=f"Users {article} {noun} is shared with.")
     def share_list(resource: resource_arg, profile: ProfileOpt = None, base_url: BaseUrlOpt = None,
                    json: JsonOpt = False, quiet: QuietOpt = False) -> None:
         out = Output(json_output=json, quiet=quiet)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import falcon
 
 from . import api  # registers every handler (and api.checkout, the payment pages)
 from .api.framework import LEGACY_BASE_PATH, route_table
+from .api.web_client import WebClient
 from .services import Services, build_services
 from .settings import Settings, load_settings
 
@@ -18,8 +21,11 @@ class WasdiApp(falcon.App):
 
 def create_app(settings: Settings | None = None, services: Services | None = None) -> WasdiApp:
     """The WSGI app.  Opens the store unless ``services`` is given; ``app.services`` holds them."""
+    settings = services.settings if services is not None else settings or load_settings()
+    # Checked before the store is opened: a wrong folder stops the start with nothing to clean up.
+    web_client = WebClient(Path(settings.web_client_dir)) if settings.web_client_dir else None
     if services is None:
-        services = build_services(settings or load_settings())
+        services = build_services(settings)
         services.start()
     origins = services.settings.cors_allow_origins
     middleware = [falcon.CORSMiddleware(allow_origins=origins if origins != ["*"] else "*")] if origins else []
@@ -34,5 +40,7 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
     for path, resource in routes.items():
         app.add_route(path, resource)
         app.add_route(LEGACY_BASE_PATH + path, resource)
+    if web_client is not None:
+        app.add_sink(web_client, prefix="/")  # asked only for paths no API route matched
     app.services = services
     return app

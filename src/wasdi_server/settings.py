@@ -1,26 +1,51 @@
-"""Server settings: defaults, then a TOML file, then ``WASDI_SERVER_*`` environment variables."""
+"""Server settings: defaults, then a TOML file, then ``WASDI_SERVER_*`` environment variables, then flags.
+
+Every setting is a typed, validated field (pydantic dataclasses: the same ``name: type = default`` lines
+as plain dataclasses, followed by a docstring that is its documentation, generated into docs/server.md).
+A table's fields are set from the environment as ``WASDI_SERVER_<TABLE>_<FIELD>`` (``WASDI_SERVER_SMTP_HOST``).
+A bad value or an unknown key is one ``SettingsError`` naming the key.
+
+To add a setting: one typed field with a default and a docstring in the right class below; nothing else.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ConfigDict, ValidationError, field_validator
+from pydantic.dataclasses import dataclass
+
 ENV_PREFIX = "WASDI_SERVER_"
+VALIDATED = ConfigDict(extra="forbid", use_attribute_docstrings=True, arbitrary_types_allowed=True)
 
 
-@dataclass
+class SettingsError(ValueError):
+    """Settings that cannot be used: the message names the key and says what is wrong."""
+
+
+@dataclass(config=VALIDATED)
 class SmtpSettings:
+    """The ``[smtp]`` table: sending mail through an SMTP server instead of the Maildir outbox."""
+
     host: str = ""
+    """SMTP server; empty: mail goes to the outbox folder ``<data_dir>/mail``."""
     port: int = 587
+    """SMTP port."""
     username: str = ""
+    """Login name (empty: no login)."""
     password: str = ""
+    """Login password."""
     starttls: bool = True
+    """Upgrade the connection with STARTTLS."""
     sender: str = "wasdi@localhost"
+    """The From address of the mails sent."""
 
 
 DEFAULT_PRICES_CENTS: dict[str, int] = {
@@ -32,11 +57,12 @@ DEFAULT_PRICES_CENTS: dict[str, int] = {
 }
 
 
-@dataclass
+@dataclass(config=VALIDATED)
 class PaymentSettings:
     """The ``[payments]`` table: prices, currency and the payment providers (``{payprov}``)."""
 
     currency: str = "EUR"
+    """Currency of the prices."""
     prices: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_PRICES_CENTS))
     """Price in cents per product code (subscription type id or credit package type); a TOML
     ``[payments.prices]`` table is merged over these defaults."""
@@ -46,7 +72,17 @@ class PaymentSettings:
     stripe_api_key: str = ""
     """Secret key; also read from ``WASDI_SERVER_STRIPE_API_KEY``."""
     stripe_api_base: str = "https://api.stripe.com"
+    """Base URL of Stripe's REST API."""
     stripe_timeout_seconds: float = 30.0
+    """Timeout of the calls to Stripe."""
+
+    @field_validator("prices", mode="before")
+    @classmethod
+    def _merge_prices(cls, value: Any) -> Any:
+        # A TOML [payments.prices] table changes some prices; the others keep their defaults.
+        if isinstance(value, Mapping):
+            return {**DEFAULT_PRICES_CENTS, **value}
+        return value
 
     @property
     def enabled(self) -> list[str]:
@@ -56,46 +92,58 @@ class PaymentSettings:
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any]) -> PaymentSettings:
-        values = dict(data)
-        prices = {**DEFAULT_PRICES_CENTS, **{str(k): int(v) for k, v in dict(values.pop("prices", {})).items()}}
-        return cls(prices=prices, **values)
+        return cls(**dict(data))
 
 
-@dataclass
+@dataclass(config=VALIDATED)
 class Settings:
     """Everything the server reads at start.  Paths are resolved against ``data_dir``."""
 
     data_dir: Path = Path(".wasdi-data")
+    """Everything the server keeps: the store, the files, the catalogue."""
     store_engine: str = "tinydb"
     """How ``<data_dir>/db`` is kept: ``tinydb`` (JSON files and a journal) or ``sqlite`` (one SQLite file)."""
     host: str = "127.0.0.1"
+    """Address waitress binds."""
     port: int = 8080
+    """Port waitress binds."""
     threads: int = 8
+    """Waitress worker threads."""
     public_url: str = ""
     """Base URL clients reach this server at (``apiUrl`` of workspaces, links in e-mails).
     Empty: derived from each request."""
     node_code: str = "wasdi"
     """Code of this node; ``wasdi`` is the main node."""
     cloud_provider: str = "local"
+    """Cloud provider code of this node (NodeViewModel ``cloudProvider``)."""
     sla_link: str = ""
+    """Link to this node's service level agreement (NodeViewModel ``slaLink``)."""
     session_idle_hours: float = 24.0
     """A session expires after this long without use (sliding expiry)."""
     disable_authentication: bool = False
     """Development only: every login succeeds as a fixed admin user and every token maps to it."""
     activate_subscription_checks: bool = True
+    """Check subscriptions and storage quotas on imports and runs."""
     admin_email: str = "admin@localhost"
     """Where feedback is mailed."""
     mail_sender: str = "wasdi@localhost"
+    """Sender of the mails written to the outbox."""
     smtp: SmtpSettings = field(default_factory=SmtpSettings)
+    """The ``[smtp]`` table."""
     missions_file: str = ""
     """JSON file of missions (``/auth/config``); empty: the built-in list."""
     app_categories_file: str = ""
     """JSON file of the app-store categories (a list of ``{"id", "category"}``); empty: the built-in list."""
     default_skin: str = "wasdi"
+    """Skin of users who have none."""
     skins: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """``[skins.<name>]`` tables: SkinViewModel values per skin."""
     max_json_body_bytes: int = 10 * 1024 * 1024
+    """Largest JSON request body."""
     max_param_length: int = 8192
+    """Longest query parameter."""
     metrics_max_age_seconds: int = 600
+    """Node metrics older than this are not used to choose a node."""
     metrics_interval_seconds: float = 60.0
     """How often this node records its own metrics (CPU, memory, disk, processes); 0 turns it off."""
     stale_process_minutes: float = 1440.0
@@ -104,11 +152,13 @@ class Settings:
     stale_process_grace_seconds: float = 30.0
     """A record whose state changed more recently than this is never stale (a worker may be starting it)."""
     payments: PaymentSettings = field(default_factory=PaymentSettings)
+    """The ``[payments]`` table."""
     cors_allow_origins: list[str] = field(default_factory=list)
     """Origins a browser client may call from (``["*"]`` for any); empty: no CORS headers."""
     launcher_workers: int = 4
     """Operations of this node that may be RUNNING at once."""
     launcher_poll_seconds: float = 0.5
+    """How often the launcher looks for queued operations."""
     max_upload_bytes: int = 64 * 1024**3
     """Largest request body the server accepts (product uploads)."""
     import_roots: list[str] = field(default_factory=list)
@@ -138,7 +188,7 @@ class Settings:
     snap_gpt: str = ""
     """SNAP's ``gpt`` executable that runs workflows (GRAPH operations); empty: ``gpt`` on the PATH."""
     graph_timeout_seconds: float = 6 * 3600.0
-    """Longest a workflow run (one ``gpt`` call) may take before it is stopped and ends ERROR."""
+    """Longest a workflow run (one ``gpt`` call) may take before it is stopped (STOPPED, with a log line)."""
     apps_python: str = ""
     """Interpreter the apps' environments are built on; empty: the server's own Python."""
     apps_library: str = "wasdi==0.8.7.8"
@@ -150,6 +200,8 @@ class Settings:
     """Build app environments from ``apps_find_links`` and the installer's cache only, never the index."""
     apps_max_zip_bytes: int = 512 * 1024**2
     """Largest app zip ``/processors/uploadprocessor`` and ``updatefiles`` accept (unpacked size too)."""
+    web_client_dir: str = ""
+    """Folder of a built WASDI web client (wasdiClient2) to serve at ``/`` from the same origin; empty: none."""
 
     @property
     def files_root(self) -> Path:
@@ -191,26 +243,61 @@ class Settings:
         return self.data_dir / "workflows"
 
 
-def _coerce(kind: Any, value: Any) -> Any:
-    if kind in (bool, "bool"):
-        if isinstance(value, bool):
-            return value
-        return str(value).strip().lower() in ("1", "true", "yes", "on")
-    if kind in (int, "int"):
-        return int(value)
-    if kind in (float, "float"):
-        return float(value)
-    if kind in (Path, "Path"):
-        return Path(value)
-    if isinstance(value, str) and str(kind).startswith(("list[", "dict[")):
-        # From the environment: a JSON value, or (lists) a comma separated one.
-        text = value.strip()
+NESTED = ("smtp", "payments")
+"""Fields that are tables of their own, set from the environment field by field."""
+
+
+def _env_value(kind: Any, value: str) -> Any:
+    """An environment string as the field expects it: JSON for lists and tables (lists may be comma
+    separated); everything else is validated from the text (``"false"`` is false, ``"587"`` an int)."""
+    text = value.strip()
+    kind_name = str(kind)
+    if _is_collection(kind):
         if text.startswith(("[", "{")):
-            return json.loads(text)
-        if str(kind).startswith("list["):
+            try:
+                return json.loads(text)
+            except ValueError as e:
+                raise SettingsError(f"not valid JSON: {e}") from e
+        if "list[" in kind_name:
             return [item.strip() for item in text.split(",") if item.strip()]
-        raise ValueError(f"expected JSON for a {kind} setting, got {value[:40]!r}")
+        raise SettingsError(f"expected JSON, got {value[:40]!r}")
     return value
+
+
+def _is_collection(kind: Any) -> bool:
+    text = str(kind)
+    return text.startswith(("list[", "dict[")) or ("list[" in text and "None" in text)
+
+
+def _from_environment(cls: Any, env: Mapping[str, str], prefix: str) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for item in dataclasses.fields(cls):
+        if prefix == ENV_PREFIX and item.name in NESTED:
+            continue
+        name = prefix + item.name.upper()
+        raw = env.get(name)
+        if raw is None:
+            continue
+        try:
+            values[item.name] = _env_value(item.type, raw)
+        except SettingsError as e:
+            raise SettingsError(f"{name}: {e}") from None
+    return values
+
+
+def _where(error: Mapping[str, Any]) -> str:
+    return ".".join(str(part) for part in error.get("loc", ()))
+
+
+def describe(error: ValidationError, source: str) -> str:
+    """One sentence per wrong key: ``<source>: <key>: <what is wrong>``."""
+    problems = []
+    for item in error.errors():
+        key = _where(item) or "settings"
+        text = "unknown setting" if item.get("type") in ("unexpected_keyword_argument", "extra_forbidden") \
+            else str(item.get("msg", "invalid"))
+        problems.append(f"{key}: {text}")
+    return f"{source}: " + "; ".join(problems)
 
 
 def load_settings(config_file: str | Path | None = None, environ: Mapping[str, str] | None = None,
@@ -219,32 +306,89 @@ def load_settings(config_file: str | Path | None = None, environ: Mapping[str, s
     env = os.environ if environ is None else environ
     values: dict[str, Any] = {}
     path = config_file or env.get(ENV_PREFIX + "CONFIG")
+    source = f"settings file {path}" if path else "settings"
     if path:
-        with open(path, "rb") as handle:
-            values.update(tomllib.load(handle))
-    types = {f.name: f.type for f in fields(Settings)}
-    for name, kind in types.items():
-        raw = env.get(ENV_PREFIX + name.upper())
-        if raw is not None and name not in ("smtp", "skins", "payments"):
-            values[name] = _coerce(kind, raw)
+        try:
+            with open(path, "rb") as handle:
+                values.update(tomllib.load(handle))
+        except tomllib.TOMLDecodeError as e:
+            raise SettingsError(f"{source}: not valid TOML: {e}") from None
+    for table, cls in (("smtp", SmtpSettings), ("payments", PaymentSettings)):
+        from_env = _from_environment(cls, env, f"{ENV_PREFIX}{table.upper()}_")
+        if from_env:
+            current = values.get(table)
+            values[table] = {**(current if isinstance(current, Mapping) else {}), **from_env}
+    if env.get(ENV_PREFIX + "STRIPE_API_KEY"):  # the older, shorter name
+        payments = values.get("payments")
+        values["payments"] = {**(payments if isinstance(payments, Mapping) else {}),
+                              "stripe_api_key": env[ENV_PREFIX + "STRIPE_API_KEY"]}
+    values.update(_from_environment(Settings, env, ENV_PREFIX))
     for name, value in overrides.items():
         if value is not None:
             values[name] = value
-    unknown = set(values) - set(types)
-    if unknown:
-        raise ValueError(f"unknown settings: {', '.join(sorted(unknown))}")
-    smtp = values.pop("smtp", None)
-    payments = values.pop("payments", None)
-    settings = Settings(**{k: _coerce(types[k], v) for k, v in values.items()})
-    if isinstance(smtp, Mapping):
-        settings.smtp = SmtpSettings(**smtp)
-    elif isinstance(smtp, SmtpSettings):
-        settings.smtp = smtp
-    if isinstance(payments, Mapping):
-        settings.payments = PaymentSettings.from_mapping(payments)
-    elif isinstance(payments, PaymentSettings):
-        settings.payments = payments
-    if env.get(ENV_PREFIX + "STRIPE_API_KEY"):
-        settings.payments.stripe_api_key = env[ENV_PREFIX + "STRIPE_API_KEY"]
+    kinds = {item.name: item.type for item in dataclasses.fields(Settings)}
+    for name, value in list(values.items()):
+        if isinstance(value, str) and name in kinds and _is_collection(kinds[name]):
+            try:  # a list or a table given as text (JSON, or a comma separated list)
+                values[name] = _env_value(kinds[name], value)
+            except SettingsError as e:
+                raise SettingsError(f"{source}: {name}: {e}") from None
+    try:
+        settings = Settings(**values)
+    except ValidationError as e:
+        raise SettingsError(describe(e, source)) from None
+    except TypeError as e:  # an unknown keyword, on pydantic versions that raise it as such
+        raise SettingsError(f"{source}: {e}") from None
     settings.data_dir = Path(settings.data_dir).expanduser().resolve()
     return settings
+
+
+def documentation() -> str:
+    """The settings table of docs/server.md: every setting, its type, default, variable and meaning."""
+    rows = ["| Setting | Type | Default | Environment variable | Meaning |", "|---|---|---|---|---|"]
+
+    def add(cls: Any, table: str) -> None:
+        instance = cls()
+        for item in dataclasses.fields(cls):
+            if table == "" and item.name in NESTED:
+                continue
+            key = f"{table}.{item.name}" if table else item.name
+            variable = ENV_PREFIX + (f"{table}_" if table else "") + item.name
+            default = getattr(instance, item.name)
+            shown = json.dumps(default) if not isinstance(default, Path) else json.dumps(str(default))
+            if len(shown) > 40:
+                shown = shown[:37] + "..."
+            doc = " ".join(_doc_of(cls, item.name).replace("``", "`").split())
+            kind = str(item.type).replace("|", "or")
+            rows.append(f"| `{key}` | `{kind}` | `{shown}` | `{variable.upper()}` | {doc.replace('|', '/')} |")
+
+    add(Settings, "")
+    add(SmtpSettings, "smtp")
+    add(PaymentSettings, "payments")
+    return "\n".join(rows) + "\n"
+
+
+def _doc_of(cls: Any, name: str) -> str:
+    info = cls.__pydantic_fields__.get(name)
+    return (info.description if info is not None else None) or ""
+
+
+DOCS_START = "do not edit -->\n"
+DOCS_END = "<!-- end of settings table -->"
+
+
+def write_documentation(path: str | Path) -> None:
+    """Rewrite the generated settings table of ``path`` (docs/server.md) from the fields above."""
+    target = Path(path)
+    text = target.read_text(encoding="utf-8")
+    start = text.index(DOCS_START) + len(DOCS_START)
+    target.write_text(text[:start] + documentation() + text[text.index(DOCS_END):], encoding="utf-8")
+
+
+if __name__ == "__main__":  # python -m wasdi_server.settings docs/server.md
+    import sys
+
+    # The package's own copy of this module: runpy's __main__ copy cannot read the field docstrings.
+    from wasdi_server.settings import write_documentation as write
+
+    write(sys.argv[1] if len(sys.argv) > 1 else "docs/server.md")

@@ -216,3 +216,16 @@ def test_projects_of_another_user_need_admin(alice: Cli) -> None:
     alice.login(BOB, BOB_PASSWORD, "--profile", "bob")
     assert alice("projects", "show", project, "--profile", "bob").exit_code == 4
     assert alice("projects", "list", "--json", "--profile", "bob").stdout.strip() == "[]"
+
+
+def test_options_naming_an_organization_or_a_workspace_take_names(alice: Cli) -> None:
+    org = run(alice, "orgs", "create", "ACME").strip()
+    sub = run(alice, "subscriptions", "create", "OneMonthStandard", "--name", "Team", "--org", "ACME").strip()
+    assert alice.sdk(alice.token()).subscriptions.get(sub).organization_id == org
+    unknown = alice("subscriptions", "update", "Team", "--org", "Nope")
+    assert unknown.exit_code == 1 and "no organization has the id or name 'Nope'" in unknown.stderr
+    run(alice, "ws", "create", "Floods 2024")
+    paid = alice("subscriptions", "buy", "Team", "--ws", "Floods 2024")
+    assert paid.exit_code == 0, paid.output
+    missing = alice("subscriptions", "buy", "Team", "--ws", "Nope")
+    assert missing.exit_code == 1 and "no workspace has the id or name 'Nope'" in missing.stderr

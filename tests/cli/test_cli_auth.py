@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import stat
+from pathlib import Path
 
 import pytest
 
@@ -149,3 +150,22 @@ def test_unreachable_server_exits_3(cli: Cli, monkeypatch: pytest.MonkeyPatch) -
     assert not cli.profiles_file.exists()
     whoami = cli("whoami", "--base-url", "http://127.0.0.1:9", env={"WASDI_SESSION_TOKEN": "some-token"})
     assert whoami.exit_code == 3, whoami.output
+
+
+def test_login_reads_wasdi_password_and_the_official_config(cli: Cli, tmp_path: Path) -> None:
+    from_env = cli("login", "--user", ALICE, env={"WASDI_PASSWORD": ALICE_PASSWORD})
+    assert from_env.exit_code == 0 and "Logged in as alice@example.org" in from_env.stderr, from_env.output
+    assert "Password" not in from_env.output  # no prompt
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"USER": ALICE, "PASSWORD": ALICE_PASSWORD, "BASEURL": "http://127.0.0.1:8080"}))
+    from_config = cli("login", "--from-config", str(config))
+    assert from_config.exit_code == 0 and "Logged in as alice@example.org" in from_config.stderr, from_config.output
+    missing = cli("login", "--from-config", str(tmp_path / "nope.json"))
+    assert missing.exit_code == 2 and "config.json" in missing.stderr
+
+
+def test_ws_create_names_what_the_server_gave(cli: Cli) -> None:
+    cli.login()
+    assert "Created workspace 'Floods 2024'\n" in cli("ws", "create", "Floods 2024").stderr
+    again = cli("ws", "create", "Floods 2024")
+    assert again.exit_code == 0 and "Created workspace 'Floods 2024(1)'" in again.stderr

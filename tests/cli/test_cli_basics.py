@@ -143,10 +143,10 @@ def test_tracebacks_only_with_wasdi_debug(cli: Cli, monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(connection, "make_client", _raiser(ServerError("boom", status=500)))
     quiet = cli("ws", "list")
     assert quiet.exit_code == 1 and "Traceback" not in quiet.stderr
-    assert quiet.stderr.strip() == "Error: boom (status 500)"
-    loud = cli("ws", "list", env={"WASDI_DEBUG": "1"})
+    assert quiet.stderr.strip() == "Error: boom"
+    loud = cli("ws", "list", "--json", env={"WASDI_DEBUG": "1"})
     assert loud.exit_code == 1
-    assert "Traceback" in loud.stderr and loud.stderr.rstrip().endswith("Error: boom (status 500)")
+    assert "Traceback" in loud.stderr and loud.stderr.rstrip().endswith("Error: boom (boom, status 500)")
 
 
 def test_messages_go_to_stderr_and_data_to_stdout(cli: Cli) -> None:
@@ -167,3 +167,27 @@ def test_progress_bars_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch, capsy
     with output.progress("copying", total=10) as advance:
         advance(10)
     assert capsys.readouterr().out == ""  # a bar never goes to stdout
+
+
+def test_every_code_of_the_message_catalogue_is_a_sentence() -> None:
+    import re
+
+    import wasdi_server.errors as server_errors
+    from wasdi_cli.messages import CODES, sentence
+    from wasdi_sdk import BadRequestError
+
+    server_codes = set(re.findall(r'"(MSG_[A-Z_0-9]+)"', "".join(
+        p.read_text() for p in Path(server_errors.__file__).parent.rglob("*.py"))))
+    assert server_codes <= set(CODES), sorted(server_codes - set(CODES))
+    for code, text in CODES.items():
+        assert sentence(BadRequestError(code, status=400)) == text and "MSG_" not in text
+    assert sentence(BadRequestError("Bad Request", status=400)).startswith("the server refused the request")
+
+
+def test_cannot_reach_the_server_says_how_to_start_one(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    from wasdi_sdk import APIConnectionError
+
+    cli.login()
+    monkeypatch.setattr(connection, "make_client", _raiser(APIConnectionError("cannot reach http://127.0.0.1:9")))
+    result = cli("ws", "list")
+    assert result.exit_code == 3 and "'wasdi server start'" in result.stderr

@@ -84,3 +84,20 @@ def test_logs(alice: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
     tail = alice("processes", "logs", pid, "--from", "2", "--json")
     assert [json.loads(line)["logRow"] for line in tail.stdout.splitlines()] == ["step 2"]
     assert alice("processes", "logs", "nope").exit_code == 1
+
+
+def test_follow_shows_state_changes_of_an_operation_without_logs(alice: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    release = threading.Event()
+
+    def quiet(ctx: OperationContext) -> bool:
+        release.wait(10)
+        return True
+
+    monkeypatch.setitem(OPERATIONS, "CLIQUIET", quiet)
+    _, pid = queue(alice, "CLIQUIET")
+    threading.Timer(0.5, release.set).start()
+    followed = alice("processes", "logs", pid, "--follow", "--interval", "0.05")
+    assert followed.exit_code == 0, followed.output
+    assert followed.stdout == ""  # no log lines: the states are shown, on stderr
+    states = [line for line in followed.stderr.splitlines() if line.startswith("[CLIQUIET ")]
+    assert states[-1] == "[CLIQUIET DONE 100%]" and len(states) >= 2, followed.stderr

@@ -95,6 +95,27 @@ def test_download_writes_the_file_atomically(alice: Cli, ws: str, tif: Path, tmp
     assert missing.exit_code == 1 and len(list(out.iterdir())) == 1
 
 
+def test_download_keeps_an_existing_file_without_force(alice: Cli, ws: str, tif: Path, tmp_path: Path) -> None:
+    import os
+    import stat
+
+    upload(alice, tif)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "scene.tif").write_bytes(b"mine")
+    kept = alice("products", "download", "scene.tif", "--ws", "floods", "-o", str(out))
+    assert kept.exit_code == 1 and "--force" in kept.stderr
+    assert (out / "scene.tif").read_bytes() == b"mine" and len(list(out.iterdir())) == 1
+    previous = os.umask(0o022)
+    try:
+        forced = alice("products", "download", "scene.tif", "--ws", "floods", "-o", str(out), "--force")
+    finally:
+        os.umask(previous)
+    assert forced.exit_code == 0, forced.output
+    assert (out / "scene.tif").read_bytes() == tif.read_bytes()
+    assert stat.S_IMODE((out / "scene.tif").stat().st_mode) == 0o644  # the umask's, not a temp file's 0600
+
+
 def test_delete_needs_confirmation_or_yes(alice: Cli, ws: str, tif: Path) -> None:
     upload(alice, tif)
     refused = alice("products", "delete", "scene.tif", "--ws", "floods")

@@ -156,3 +156,19 @@ def test_an_unreadable_profile_file_is_a_clear_error(cli: Cli) -> None:
 def test_resolve_without_anything(cli: Cli) -> None:
     target = resolve()
     assert (target.base_url, target.token, target.profile_name) == (DEFAULT_URL, None, "default")
+
+
+def test_a_profile_file_with_dates_and_arrays_of_tables_survives_a_save(tmp_path: Path) -> None:
+    path = tmp_path / "profiles.toml"
+    text = ('default = "work"\nupdated = 2024-01-15T10:00:00Z\n\n[[notes]]\ntext = "first"\n\n[[notes]]\n'
+            'text = "second"\n\n[profiles.work]\nbase_url = "http://127.0.0.1:8080"\nsince = 2024-01-01\n')
+    path.write_text(text)
+    before = tomllib.loads(text)
+    loaded = ProfileFile.load(path)
+    loaded.put(Profile("ci", base_url="http://example.org", user="bot@example.org", session_token="t"))
+    loaded.save()
+    after = tomllib.loads(path.read_text())
+    assert after["updated"] == before["updated"] and after["notes"] == before["notes"]
+    assert after["profiles"]["work"] == before["profiles"]["work"]
+    assert after["profiles"]["ci"] == {"base_url": "http://example.org", "user": "bot@example.org",
+                                       "session_token": "t"}

@@ -91,7 +91,7 @@ def test_show_by_id_and_by_name(alice: Cli) -> None:
 def test_show_unknown_workspace(alice: Cli) -> None:
     result = alice("ws", "show", "no-such-workspace")
     assert result.exit_code == 1
-    assert result.stderr.startswith("Error: no workspace 'no-such-workspace'")
+    assert result.stderr.startswith("Error: no workspace has the id or name 'no-such-workspace'")
 
 
 def test_a_name_used_by_two_workspaces_needs_the_id(alice: Cli) -> None:
@@ -194,7 +194,12 @@ def test_share_with_an_unknown_user_is_an_error(alice: Cli) -> None:
     result = alice("ws", "share", "add", "floods", "nobody@example.org")
     assert result.exit_code == 1
     assert lines(result.stderr) == [lines(result.stderr)[0]]
-    assert result.stderr.startswith("Error: MSG_ERROR_SHARING_WITH_NON_EXISTENT_USER")
+    # A sentence saying what to do; the raw code only with --verbose (or --json).
+    assert result.stderr.startswith("Error: there is no user with that id on this server")
+    assert "MSG_" not in result.stderr and "wasdi-server user add" in result.stderr
+    verbose = alice("--verbose", "ws", "share", "add", "floods", "nobody@example.org")
+    assert verbose.exit_code == 1 and "(MSG_ERROR_SHARING_WITH_NON_EXISTENT_USER, status 400, workspaces.share_add)" \
+        in verbose.stderr
 
 
 def test_a_stranger_is_denied_with_exit_4(alice: Cli) -> None:

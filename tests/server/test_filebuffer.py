@@ -233,7 +233,7 @@ def test_import_failure_markers(server: Server, alice: Person, bob: Person, ws: 
     cases = [
         (None, import_body(ws, source.as_uri()), 401),
         (bob, import_body(ws, source.as_uri()), 403),
-        (alice, import_body("no-such-ws", source.as_uri()), 500),
+        (alice, import_body("no-such-ws", source.as_uri()), 403),  # not a workspace the caller can write
         (alice, import_body(ws, ""), 500),
         (alice, import_body(ws, "ftp://example.org/x.tif"), 500),
         (alice, import_body(ws, source.as_uri(), name="../evil.tif"), 500),
@@ -420,3 +420,17 @@ def test_stopping_an_import_leaves_no_partial_file(server: Server, alice: Person
         stop_sending.set()
         httpd.shutdown()
         httpd.server_close()
+
+
+def test_an_import_without_the_geo_extra_says_so(server: Server, alice: Person, ws: str, tif: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from wasdi_server.services import readers
+
+    monkeypatch.setattr(readers, "rasterio_available", lambda: False)
+    source = imports_dir(server) / "scene.tif"
+    source.write_bytes(tif.read_bytes())
+    r = server.post("/filebuffer/download", alice, json=import_body(ws, source.as_uri()))
+    pid = r.json["stringValue"]
+    assert wait_process(server, pid)["status"] == "DONE"
+    lines = [row["logRow"] for row in server.get("/processors/logs/list", alice, processworkspace=pid).json]
+    assert any("without the geo extra" in line and "scene.tif" in line for line in lines), lines

@@ -1,6 +1,8 @@
 """``wasdi login``, ``wasdi logout``, ``wasdi whoami`` (``client.auth``)."""
 
+import os
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -11,6 +13,7 @@ from ..options import BaseUrlOpt, JsonOpt, ProfileOpt, QuietOpt
 from ..output import Output, message
 
 app = typer.Typer()
+ENV_PASSWORD = "WASDI_PASSWORD"
 
 USER_FIELDS = (
     ("user id", lambda u: u.user_id),
@@ -25,12 +28,30 @@ def login(
     user: Annotated[str | None, typer.Option("--user", "-u", help="User id (e-mail); prompted when omitted.")] = None,
     password_stdin: Annotated[bool, typer.Option("--password-stdin",
                                                  help="Read the password from the first line of stdin.")] = False,
+    from_config: Annotated[Path | None, typer.Option(
+        "--from-config", metavar="FILE", help="Take the server, user and password from the official wasdi "
+        "library's config.json (and its WASDI_* variables), e.g. --from-config config.json.")] = None,
     profile: ProfileOpt = None,
     base_url: BaseUrlOpt = None,
 ) -> None:
-    """Log in and keep the session in the profile."""
+    """Log in and keep the session in the profile.
+
+    The password comes from --password-stdin, else the WASDI_PASSWORD variable, else --from-config,
+    else a prompt: scripts and CI need no terminal.
+    """
     from wasdi_sdk import AuthenticationError
 
+    config_password: str | None = None
+    if from_config is not None:
+        from wasdi_sdk.config import load_config
+
+        try:
+            config = load_config(from_config)
+        except (OSError, ValueError) as e:
+            raise CliError(f"cannot read {from_config}: {e}; give the official library's config.json", USAGE) from e
+        base_url = base_url or config.base_url
+        user = user or config.user
+        config_password = config.password
     target = connection.resolve(profile, base_url)
     if password_stdin:
         if not user:
@@ -39,7 +60,8 @@ def login(
     else:
         if not user:
             user = typer.prompt("User", default=target.profile.user or None, err=True)
-        password = typer.prompt("Password", hide_input=True, err=True)
+        password = os.environ.get(ENV_PASSWORD) or config_password or typer.prompt("Password", hide_input=True,
+                                                                                   err=True)
     if not password:
         raise CliError("empty password", USAGE)
     client = connection.make_client(target.base_url, None)
@@ -102,7 +124,7 @@ def whoami(profile: ProfileOpt = None, base_url: BaseUrlOpt = None, json: JsonOp
             account = client.auth.check_session()
         except (AuthenticationError, EmptyResultError) as e:
             raise CliError(f"not logged in to {target.base_url}: the session has expired or ended; "
-                           "run `wasdi login`", AUTH) from e
+                           "run 'wasdi login'", AUTH) from e
     finally:
         client.close()
     out.item(account, USER_FIELDS, id_of=lambda u: u.user_id)

@@ -70,7 +70,7 @@ def types(profile: ProfileOpt = None, base_url: BaseUrlOpt = None, json: JsonOpt
 @app.command()
 def buy(
     package_type: Annotated[str, typer.Argument(metavar="TYPE", help="Package type, e.g. Fifty or OneHundred "
-                                                                    "(see `wasdi credits types`).")],
+                                                                    "(see 'wasdi credits types').")],
     name: Annotated[str | None, typer.Option("--name", help="Name of the package (default: the type's name).")]
     = None,
     provider: Annotated[str, typer.Option("--provider", help="Payment provider: local (a self-hosted server's "
@@ -88,7 +88,7 @@ def buy(
             created = client.credits.create(type=package_type, name=name)
         except BadRequestError as e:
             raise CliError(f"cannot create a '{package_type}' credit package: {e} "
-                           "(see `wasdi credits types`)") from e
+                           "(see 'wasdi credits types')") from e
         package_id = created.message
         if not package_id:
             raise CliError("the server did not return the id of the new credit package")
@@ -101,4 +101,4 @@ def buy(
         raise CliError(f"created credit package {package_id}, but the server returned no checkout URL")
     Output().value(url)
     message(f"Created credit package {package_id} ({package_type}); open the URL above to pay. "
-            "It counts in `wasdi credits total` once the payment is confirmed.")
+            "It counts in 'wasdi credits total' once the payment is confirmed.")

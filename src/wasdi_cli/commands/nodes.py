@@ -68,7 +68,7 @@ def list_(
         try:
             nodes = client.nodes.list(all=all_)
         except EmptyResultError as e:
-            raise CliError("the server listed no nodes (is the session still valid? try `wasdi login`)") from e
+            raise CliError("the server listed no nodes (is the session still valid? try 'wasdi login')") from e
     out.items(nodes, LIST_COLUMNS, id_of=lambda n: n.node_code, empty="No nodes.")
 
 

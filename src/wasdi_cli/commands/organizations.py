@@ -51,7 +51,8 @@ SHOW_FIELDS = (
 def resolve_org(client: "WasdiClient", id_or_name: str) -> tuple[str, "OrganizationListViewModel | None"]:
     """The organization ``id_or_name`` identifies or names among yours (see ``lookup.by_id_or_name``)."""
     return by_id_or_name(client.organizations.list(), id_or_name, id_of=lambda o: o.organization_id,
-                         name_of=lambda o: o.name, noun="organization")
+                         name_of=lambda o: o.name, noun="organization",
+                         fetch=client.organizations.get, listing="orgs list")
 
 
 

@@ -46,7 +46,8 @@ SHOW_FIELDS = (
 
 @app.command("list")
 def list_(
-    workspace: Annotated[str | None, typer.Option("--ws", help="Workspace id (default: all your processes).")] = None,
+    workspace: Annotated[str | None, typer.Option("--ws", metavar="ID_OR_NAME", help="Workspace id, or its exact "
+                                                  "name (default: all your processes).")] = None,
     status: Annotated[str | None, typer.Option("--status", help="Only this state (DONE, RUNNING ...).")] = None,
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most this many, newest first.")] = None,
     profile: ProfileOpt = None, base_url: BaseUrlOpt = None, json: JsonOpt = False, quiet: QuietOpt = False,
@@ -55,7 +56,10 @@ def list_(
     out = Output(json_output=json, quiet=quiet)
     with connection.client(profile, base_url) as client:
         if workspace:
-            found = client.processes.list_by_workspace(workspace, status=status, startindex=0 if limit else None,
+            from .workspaces import resolve_workspace
+
+            workspace_id, _ = resolve_workspace(client, workspace)
+            found = client.processes.list_by_workspace(workspace_id, status=status, startindex=0 if limit else None,
                                                        endindex=limit)
         else:
             found = client.processes.list_by_user()
@@ -133,7 +137,11 @@ def logs(
     interval: Annotated[float, typer.Option("--interval", min=0.05, help="Polling interval with --follow.")] = 2.0,
     profile: ProfileOpt = None, base_url: BaseUrlOpt = None, json: JsonOpt = False,
 ) -> None:
-    """The log lines of a run (what its processor wrote with wasdiLog)."""
+    """The log lines of a run (what its processor wrote with wasdiLog).
+
+    With --follow, the process's state and progress changes are shown too (on stderr), so a queued
+    operation that writes no log (an import, a publish ...) is not silence.
+    """
     import json as json_lib
     import time
 
@@ -146,7 +154,15 @@ def logs(
         except EmptyResultError as e:
             raise CliError(f"no process '{process}' (or it is not accessible)") from e
         next_row = first
+        seen: tuple[str, int] | None = None
         while True:
+            state = None
+            if follow:
+                details = client.processes.get(process)
+                state = (str(details.status or ""), int(details.progress_perc or 0))
+                if state != seen:
+                    message(f"[{details.operation_type or 'process'} {state[0]} {state[1]}%]")
+                    seen = state
             rows = client.processors.list_logs(process, startrow=next_row)
             for row in rows:
                 if json:
@@ -154,6 +170,6 @@ def logs(
                 else:
                     typer.echo(f"{row.log_date or '':19}  {row.log_row or ''}")
                 next_row = max(next_row, (row.row_number or 0) + 1)
-            if not follow or (client.processes.get_status(process) in FINAL_STATES and not rows):
+            if not follow or (state is not None and state[0] in FINAL_STATES and not rows):
                 break
             time.sleep(interval)

@@ -147,6 +147,7 @@ def download(
     to: Annotated[Path | None, typer.Option("--output", "-o", metavar="PATH",
                                             help="File or existing folder to write to (default: the current "
                                                  "folder).")] = None,
+    force: Annotated[bool, typer.Option("--force", "-f", help="Replace a file that exists already.")] = False,
     profile: ProfileOpt = None,
     base_url: BaseUrlOpt = None,
 ) -> None:
@@ -159,8 +160,11 @@ def download(
             size = int(client.files.properties(product, workspace_id).get("size") or 0) or None
         except Exception:  # the size only feeds the bar
             size = None
-        with progress(f"Downloading {product}", total=size) as advance:
-            written = client.files.download(product, workspace_id, target, on_progress=advance)
+        try:
+            with progress(f"Downloading {product}", total=size) as advance:
+                written = client.files.download(product, workspace_id, target, on_progress=advance, overwrite=force)
+        except FileExistsError as e:
+            raise CliError(f"{e}: pass --force to replace it, or --output to write elsewhere") from e
     Output().value(str(written))
     message(f"Downloaded {product}")
 

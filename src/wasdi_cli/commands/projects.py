@@ -50,7 +50,8 @@ def resolve_project(client: "WasdiClient", id_or_name: str) -> tuple[str, "Proje
     projects = [p for sub in client.subscriptions.list() if sub.subscription_id
                 for p in client.projects.list_by_subscription(sub.subscription_id)]
     return by_id_or_name(projects, id_or_name, id_of=lambda p: p.project_id, name_of=lambda p: p.name,
-                         noun="project", describe=lambda p: f"{p.project_id} in '{p.subscription_name}'")
+                         noun="project", describe=lambda p: f"{p.project_id} in '{p.subscription_name}'",
+                         fetch=client.projects.get, listing="projects list")
 
 
 

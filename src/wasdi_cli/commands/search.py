@@ -95,6 +95,8 @@ def search(
                                                                      "(default: every result).")] = None,
     count: Annotated[bool, typer.Option("--count", help="Print only how many products match.")] = False,
     show_query: Annotated[bool, typer.Option("--show-query", help="Print the query string on stderr.")] = False,
+    links: Annotated[bool, typer.Option("--links", help="Print only each result's link (what 'wasdi import' "
+                                                        "takes).")] = False,
     profile: ProfileOpt = None,
     base_url: BaseUrlOpt = None,
     json: JsonOpt = False,
@@ -129,4 +131,10 @@ def search(
         except EmptyResultError as e:
             raise CliError("the search failed: the query was refused (no access to the mission, or an unknown "
                            "provider) or every data provider failed") from e
+    if links:
+        if not results:
+            message("No products found.")
+        for result in results:
+            Output().value(result.link or "")
+        return
     out.items(results, RESULT_COLUMNS, id_of=lambda r: r.title, empty="No products found.")

@@ -53,7 +53,8 @@ SHOW_FIELDS = (
 def resolve_style(client: "WasdiClient", id_or_name: str) -> tuple[str, "StyleViewModel | None"]:
     """The style ``id_or_name`` identifies or names (style names are unique, ignoring case)."""
     return by_id_or_name(client.styles.list(), id_or_name, id_of=lambda s: s.style_id, name_of=lambda s: s.name,
-                         noun="style", casefold=True)
+                         noun="style", casefold=True, fetch=client.styles.get_xml,
+                         listing="styles list")
 
 
 
@@ -69,7 +70,7 @@ def list_(profile: ProfileOpt = None, base_url: BaseUrlOpt = None, json: JsonOpt
         try:
             styles = client.styles.list()
         except EmptyResultError as e:
-            raise CliError("the server listed no styles (is the session still valid? try `wasdi login`)") from e
+            raise CliError("the server listed no styles (is the session still valid? try 'wasdi login')") from e
     out.items(styles, LIST_COLUMNS, id_of=lambda s: s.style_id, empty="No styles.")
 
 

@@ -26,8 +26,17 @@ StartOpt = Annotated[str | None, typer.Option("--start", help="Start: ISO date (
                                                              "2025-01-31T08:00:00Z) or epoch ms; default now.")]
 EndOpt = Annotated[str | None, typer.Option("--end", help="End (admins; default: follows the type).")]
 DaysOpt = Annotated[int | None, typer.Option("--days", min=1, help="Length in days (admins; instead of --end).")]
-OrgOpt = Annotated[str | None, typer.Option("--org", help="Organization id whose members may use it "
-                                                          "('' detaches it).")]
+OrgOpt = Annotated[str | None, typer.Option("--org", metavar="ID_OR_NAME", help="Organization (id or name) whose "
+                                                          "members may use it ('' detaches it).")]
+
+
+def _org_id(client: "WasdiClient", org: str | None) -> str | None:
+    """The id of the organization ``org`` names ('' stays '': it detaches)."""
+    if not org:
+        return org
+    from .organizations import resolve_org
+
+    return resolve_org(client, org)[0]
 
 LIST_COLUMNS = (
     ("id", lambda s: s.subscription_id),
@@ -89,7 +98,8 @@ class SortBy(enum.StrEnum):
 def resolve_subscription(client: "WasdiClient", id_or_name: str) -> tuple[str, "SubscriptionListViewModel | None"]:
     """The subscription ``id_or_name`` identifies or names among yours (an admin may give any id)."""
     return by_id_or_name(client.subscriptions.list(), id_or_name, id_of=lambda s: s.subscription_id,
-                         name_of=lambda s: s.name, noun="subscription")
+                         name_of=lambda s: s.name, noun="subscription",
+                         fetch=client.subscriptions.get, listing="subscriptions list")
 
 
 
@@ -148,7 +158,7 @@ def types(profile: ProfileOpt = None, base_url: BaseUrlOpt = None, json: JsonOpt
 @app.command()
 def create(
     type_id: Annotated[str, typer.Argument(metavar="TYPE", help="Subscription type, e.g. OneMonthStandard "
-                                                               "(see `wasdi subscriptions types`).")],
+                                                               "(see 'wasdi subscriptions types').")],
     name: NameOpt = None,
     description: DescriptionOpt = None,
     start: StartOpt = None,
@@ -160,12 +170,13 @@ def create(
     profile: ProfileOpt = None,
     base_url: BaseUrlOpt = None,
 ) -> None:
-    """Create a subscription (unpaid; see `buy`) and its default project; prints its id on stdout."""
+    """Create a subscription (unpaid; see 'buy') and its default project; prints its id on stdout."""
     if not type_id.strip():
         raise CliError("TYPE must not be empty", USAGE)
     with connection.client(profile, base_url) as client:
         created = client.subscriptions.create(type_id=type_id, name=name, description=description, start_date=start,
-                                              end_date=end, duration_days=days, organization_id=org or None,
+                                              end_date=end, duration_days=days,
+                                              organization_id=_org_id(client, org) or None,
                                               user_id=user, buy_success=True if paid else None)
     if not created.message:
         raise CliError("the server did not return the id of the new subscription")
@@ -194,7 +205,7 @@ def update(
         subscription_id, entry = resolve_subscription(client, subscription)
         client.subscriptions.update(subscription_id=subscription_id, name=name, description=description,
                                     type_id=type_id, start_date=start, end_date=end, duration_days=days,
-                                    organization_id=org, buy_success=paid)
+                                    organization_id=_org_id(client, org), buy_success=paid)
     message(f"Updated subscription {named(subscription_id, entry)}")
 
 
@@ -222,13 +233,18 @@ def buy(
     subscription: SubscriptionArg,
     provider: Annotated[str, typer.Option("--provider", help="Payment provider: local (a self-hosted server's "
                                                             "simulated checkout) or stripe.")] = "local",
-    workspace: Annotated[str | None, typer.Option("--workspace", help="Workspace id to notify when paid.")] = None,
+    workspace: Annotated[str | None, typer.Option("--workspace", "--ws", metavar="ID_OR_NAME",
+                                                  help="Workspace (id or name) to notify when paid.")] = None,
     profile: ProfileOpt = None,
     base_url: BaseUrlOpt = None,
 ) -> None:
     """Print the checkout URL to pay for a subscription (open it in a browser)."""
     with connection.client(profile, base_url) as client:
         subscription_id, entry = resolve_subscription(client, subscription)
+        if workspace:
+            from .workspaces import resolve_workspace
+
+            workspace = resolve_workspace(client, workspace)[0]
         url = client.subscriptions.payment_url(subscription_id, payprov=provider, workspace=workspace).message
     if not url:
         raise CliError("the server returned no checkout URL")

@@ -53,7 +53,8 @@ def resolve_workspace(client: "WasdiClient", id_or_name: str) -> tuple[str, "Wor
     """The workspace ``id_or_name`` identifies or names among yours; anything else is passed on as an id
     (a public workspace is not in the user's list)."""
     return by_id_or_name(client.workspaces.list(), id_or_name, id_of=lambda w: w.workspace_id,
-                         name_of=lambda w: w.workspace_name, noun="workspace")
+                         name_of=lambda w: w.workspace_name, noun="workspace",
+                         fetch=client.workspaces.get, listing="ws list")
 
 
 
@@ -66,6 +67,16 @@ def list_(profile: ProfileOpt = None, base_url: BaseUrlOpt = None, json: JsonOpt
     with connection.client(profile, base_url) as client:
         workspaces = connection.confirm_session_if_empty(client, client.workspaces.list())
     out.items(workspaces, LIST_COLUMNS, id_of=lambda w: w.workspace_id, empty="No workspaces.")
+
+
+def _name_given(client: "WasdiClient", workspace_id: str) -> str | None:
+    """The name the server gave (a taken name gets a '(n)' suffix), when it says."""
+    from wasdi_sdk import WasdiError
+
+    try:
+        return client.workspaces.get(workspace_id).name
+    except WasdiError:
+        return None
 
 
 @app.command()
@@ -85,10 +96,11 @@ def create(
         except EmptyResultError as e:
             raise CliError(f"the server refused to create the workspace '{name}' (it does not say why: "
                            "an invalid name or node, or no active subscription)") from e
-    if not result.string_value:
-        raise CliError(f"the server did not return the id of the workspace '{name}'")
+        if not result.string_value:
+            raise CliError(f"the server did not return the id of the workspace '{name}'")
+        given = _name_given(client, result.string_value) or name
     Output().value(result.string_value)
-    message(f"Created workspace '{name}'")
+    message(f"Created workspace '{given}'")
 
 
 @app.command()

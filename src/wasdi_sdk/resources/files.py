@@ -31,17 +31,19 @@ class FilesResource(APIResource):
         return bool(getattr(result, "bool_value", True))
 
     def download(self, filename: str, workspace: str, to: str | os.PathLike[str], *, procws: str | None = None,
-                 on_progress: Progress | None = None, **options: Unpack[RequestOptions]) -> Path:
+                 on_progress: Progress | None = None, overwrite: bool = True,
+                 **options: Unpack[RequestOptions]) -> Path:
         """Stream a workspace file to ``to`` (a file path, or an existing folder: the server's name is used).
 
         The bytes go to a temporary file beside the target, renamed into place when complete, so ``to``
         never holds a partial file.  ``on_progress`` is called with the bytes received since the previous
-        call.  A SNAP ``.dim`` product arrives as ``<name>.zip``.  The path written is returned.
+        call.  A SNAP ``.dim`` product arrives as ``<name>.zip``.  The path written is returned.  With
+        ``overwrite=False`` an existing file raises ``FileExistsError`` and is left untouched.
         """
         if not filename or not workspace:
             raise ValueError("filename and workspace are required")
         query = {"filename": filename, "workspace": workspace, "procws": procws}
-        return download_to(self._client, "files.download", query, to, filename, on_progress, options)
+        return download_to(self._client, "files.download", query, to, filename, on_progress, options, overwrite)
 
     def on_node(self, filename: str, workspace: str, **options: Unpack[RequestOptions]) -> PrimitiveResult:
         """``bool_value``: whether the file is on this node's disk."""

@@ -84,25 +84,41 @@ def _download_name(headers: Mapping[str, str], fallback: str) -> str:
     return name if name and name not in (".", "..") else fallback
 
 
+def _umask() -> int:
+    current = os.umask(0o022)
+    os.umask(current)
+    return current
+
+
 def download_to(client: BaseClient, endpoint: str, query: Mapping[str, Any], to: str | os.PathLike[str],
-                fallback_name: str, on_progress: Progress | None, options: RequestOptions) -> Path:
+                fallback_name: str, on_progress: Progress | None, options: RequestOptions,
+                overwrite: bool = True) -> Path:
     """Stream a download to ``to`` (a file, or an existing folder: the server's file name is used).
 
-    The bytes go to a temporary file beside the target, renamed into place when complete.
+    The bytes go to a temporary file beside the target, renamed into place when complete; the file gets
+    the permissions any new file of the user gets (the umask), not the temporary file's 0600.  With
+    ``overwrite=False`` an existing target raises ``FileExistsError`` and is left as it was.
     """
     response = client.stream(endpoint, query=query, **options)
     try:
         target = Path(to)
         if target.is_dir():
             target = target / _download_name(response.headers, fallback_name)
+        if not overwrite and target.exists():
+            raise FileExistsError(f"{target} exists already")
         fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
         try:
+            os.fchmod(fd, 0o666 & ~_umask())
             with os.fdopen(fd, "wb") as out:
                 for chunk in response.iter_bytes(CHUNK):
                     out.write(chunk)
                     if on_progress is not None:
                         on_progress(len(chunk))
-            os.replace(temp, target)
+            if overwrite:
+                os.replace(temp, target)
+            else:
+                os.link(temp, target)  # fails if the target appeared meanwhile: never overwritten
+                os.unlink(temp)
         except BaseException:
             Path(temp).unlink(missing_ok=True)
             raise

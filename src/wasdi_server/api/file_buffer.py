@@ -6,7 +6,7 @@ from typing import Any
 
 from wasdi_sdk.models import ImageImportViewModel, PrimitiveResult, RabbitMessageViewModel, StyleViewModel
 
-from ..errors import DomainError, ServerFailure
+from ..errors import MSG_INVALID_WORKSPACE, DomainError, Forbidden, ServerFailure
 from ..services.products import PRODUCT_ALREADY_PRESENT
 from .framework import Call, handles
 
@@ -30,6 +30,9 @@ def _import(call: Call, data: dict[str, Any]) -> PrimitiveResult:
     except DomainError as e:
         if e.status in IMPORT_STATUSES:
             raise
+        if e.message == MSG_INVALID_WORKSPACE:
+            # The contract has no 400 here: a workspace that does not exist is one the caller cannot write.
+            raise Forbidden(MSG_INVALID_WORKSPACE) from e
         raise ServerFailure(e.message) from e
     return PrimitiveResult(bool_value=True, int_value=200, string_value=outcome)
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
 import os
 import time
 import uuid
@@ -26,6 +27,8 @@ from typing import Any
 from ..errors import DomainError
 from ..providers.mapserver import MapServerError
 from ..providers.outbound import OutboundPolicy, OutboundRefused, open_stream, redact
+from ..services import readers
+from ..services.identity import now_ms
 from ..services.messages import OK
 from ..services.products import CHUNK
 from .operations import OperationContext, OperationFailed, operation
@@ -68,6 +71,22 @@ class Progress:
             self.ctx.progress(perc)
 
 
+log = logging.getLogger("wasdi_server.launcher.products")
+NO_RASTER_READER = ("{name}: no bands and no footprint: this server cannot read rasters without the geo extra "
+                    "(pip install 'wasdi-toolkit[geo]'); the product is kept with file-level metadata only")
+RASTER_SUFFIXES = (".tif", ".tiff", ".jp2", ".nc", ".img", ".vrt", ".zip", ".dim", ".h5", ".hdf", ".grib", ".grb")
+
+
+def _say_if_unreadable(ctx: OperationContext, record: dict[str, Any]) -> None:
+    """A raster ingested without rasterio would silently have no bands: say why in the run log and the log."""
+    name = str(record.get("fileName") or "")
+    if record.get("bands") or not name.lower().endswith(RASTER_SUFFIXES) or readers.rasterio_available():
+        return
+    text = NO_RASTER_READER.format(name=name)
+    log.warning(text)
+    ctx.services.process_logs.logs.append(ctx.process_id, text, now_ms())
+
+
 def _parameter(ctx: OperationContext, name: str) -> Any:
     value = ctx.parameter.get(name)
     if value in (None, ""):
@@ -83,6 +102,7 @@ def ingest(ctx: OperationContext) -> bool:
     workspace = services.workspaces.load(ctx.workspace_id)
     record = services.products.ingest_file(workspace, file_name, style=ctx.parameter.get("style"),
                                            platform=ctx.parameter.get("platform"))
+    _say_if_unreadable(ctx, record)
     services.processes.set_file_size(ctx.process_id, int(record.get("fileSize") or 0))
     services.messages.send("INGEST", services.products.view(record), ctx.workspace_id, result=OK)
     return True
@@ -122,6 +142,7 @@ def download(ctx: OperationContext) -> bool:
     ctx.check_stopped()
     record = products.ingest_file(workspace, file_name, platform=ctx.parameter.get("platform"),
                                   footprint=ctx.parameter.get("bbox"))
+    _say_if_unreadable(ctx, record)
     services.messages.send("DOWNLOAD", products.view(record), ctx.workspace_id, result=OK)
     return True
 

@@ -1,0 +1,144 @@
+"""``wasdi`` in a real terminal (a pseudo-terminal), typed as a person types it, against a real server.
+
+Includes a Ctrl-C during a progress bar: the command exits 130 and leaves the terminal as it found it
+(cursor shown again, the same terminal modes).
+"""
+
+from __future__ import annotations
+
+import http.server
+import os
+import pty
+import select
+import signal
+import sys
+import termios
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from tests.e2e.conftest import ALICE, PASSWORD, RunningServer
+
+WASDI = str(Path(sys.executable).parent / "wasdi")
+HIDE_CURSOR, SHOW_CURSOR = b"\x1b[?25l", b"\x1b[?25h"
+
+
+class Terminal:
+    """Runs one command on a fresh pseudo-terminal and reads what it shows."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.env = env
+
+    def run(self, *args: str, interrupt_when: bytes | None = None, timeout: float = 60.0) -> tuple[int, bytes, bool]:
+        """(exit code, everything shown, whether the terminal modes are as before)."""
+        pid, fd = pty.fork()
+        if pid == 0:  # the child: the command, with the pty as its controlling terminal
+            os.execve(WASDI, [WASDI, *args], self.env)
+        before = termios.tcgetattr(fd)
+        shown = b""
+        interrupted = False
+        deadline = time.monotonic() + timeout
+        status = None
+        try:
+            while time.monotonic() < deadline:
+                ready, _, _ = select.select([fd], [], [], 0.1)
+                if ready:
+                    try:
+                        chunk = os.read(fd, 65536)
+                    except OSError:  # the child closed the terminal
+                        chunk = b""
+                    shown += chunk
+                if interrupt_when is not None and not interrupted and interrupt_when in shown:
+                    time.sleep(0.3)  # a moment inside the bar
+                    os.write(fd, b"\x03")  # Ctrl-C, as typed: the terminal sends SIGINT
+                    interrupted = True
+                done, status = os.waitpid(pid, os.WNOHANG)
+                if done:
+                    break
+            else:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                text = shown.decode(errors="replace")
+                raise AssertionError(f"wasdi {' '.join(args)} did not end; it showed:\n{text}")
+            while True:  # what is still buffered
+                ready, _, _ = select.select([fd], [], [], 0.05)
+                if not ready:
+                    break
+                try:
+                    chunk = os.read(fd, 65536)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                shown += chunk
+            try:
+                same_modes = termios.tcgetattr(fd) == before
+            except termios.error:
+                same_modes = True  # the terminal is gone with the child: nothing was left changed on it
+        finally:
+            os.close(fd)
+        assert status is not None
+        return os.waitstatus_to_exitcode(status), shown, same_modes
+
+
+class SlowFile(http.server.BaseHTTPRequestHandler):
+    """A large file sent a few bytes at a time: an import that takes long enough to interrupt."""
+
+    stop = threading.Event()
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Length", str(10_000_000))
+        self.end_headers()
+        while not self.stop.is_set():
+            try:
+                self.wfile.write(b"\0" * 64)
+                self.wfile.flush()
+            except OSError:
+                return
+            time.sleep(0.2)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def slow_url() -> Iterator[str]:
+    SlowFile.stop.clear()
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), SlowFile)
+    httpd.daemon_threads = True
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/slow.tif"
+    SlowFile.stop.set()
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.fixture
+def terminal(tmp_path: Path) -> Terminal:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("WASDI", "NO_COLOR", "COLUMNS"))}
+    env.update(WASDI_CONFIG_DIR=str(tmp_path / "config"), WASDI_PASSWORD=PASSWORD, TERM="xterm-256color",
+               HOME=str(tmp_path))
+    return Terminal(env)
+
+
+def test_a_person_at_a_terminal(server: RunningServer, terminal: Terminal, slow_url: str) -> None:
+    code, shown, _ = terminal.run("login", "--base-url", server.base_url, "--user", ALICE)
+    assert code == 0 and b"Logged in as alice@example.org" in shown, shown
+    code, shown, _ = terminal.run("ws", "create", "Floods 2024")
+    assert code == 0 and b"Created workspace 'Floods 2024'" in shown, shown
+    code, shown, _ = terminal.run("ws", "list")
+    assert code == 0 and b"Floods 2024" in shown and "─".encode() in shown, shown  # a table, for people
+    code, shown, _ = terminal.run("ws", "show", "Nope")
+    assert code == 1 and b"no workspace has the id or name 'Nope'" in shown, shown
+
+    code, shown, same_modes = terminal.run("import", slow_url, "--ws", "Floods 2024", "--wait",
+                                           interrupt_when=b"Importing")
+    assert code == 130, shown
+    assert b"Traceback" not in shown
+    if HIDE_CURSOR in shown:  # a bar that hid the cursor showed it again
+        assert shown.rfind(SHOW_CURSOR) > shown.rfind(HIDE_CURSOR), shown[-400:]
+    assert same_modes
