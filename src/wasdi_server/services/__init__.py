@@ -15,6 +15,7 @@ from ..store.logs import RunLogs
 from .credits import CreditService
 from .identity import UserService
 from .images import ImageService
+from .login import LoginService
 from .messages import MessageLog
 from .missions import MissionService
 from .nodes import NodeService
@@ -82,6 +83,7 @@ class Services:
     images: ImageService
     styles: StyleService
     search: SearchService = field(init=False)
+    login: LoginService = field(init=False)
     launcher: Launcher = field(init=False)
 
     def __post_init__(self) -> None:
@@ -149,4 +151,5 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
         images=images, styles=styles,
     )
     services.search = SearchService(missions, SearchProviders.from_settings(settings))
+    services.login = LoginService(users, services.sessions)
     return services
