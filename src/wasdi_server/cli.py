@@ -31,10 +31,12 @@ def serve(settings: Settings, *, init_admin: bool = False) -> None:
     """Serve with waitress until interrupted."""
     import waitress
 
+    from . import log_redaction
     from .app import create_app
     from .services import build_services
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    log_redaction.install()
     # Waitress warns on every busy moment ("Task queue depth is N"); that is load, not a fault.
     logging.getLogger("waitress.queue").setLevel(logging.ERROR)
     services = build_services(settings)
