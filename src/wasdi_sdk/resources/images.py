@@ -6,14 +6,13 @@ Also holds the streamed upload and download helpers that ``client.styles`` uses.
 from __future__ import annotations
 
 import os
-import re
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Unpack, cast, overload
-from urllib.parse import unquote
 
+from .._disposition import disposition_filename
 from .._exceptions import NotFoundError
 from .._resource import APIResource, RequestOptions
 from ..models import PrimitiveResult
@@ -27,8 +26,6 @@ Progress = Callable[[int], None]
 """Called with the number of bytes sent or received since the previous call."""
 
 CHUNK = 64 * 1024
-_DISPOSITION_NAME = re.compile(r"""filename=["']?([^"';]+)""", re.IGNORECASE)
-_DISPOSITION_NAME_UTF8 = re.compile(r"""filename\*=UTF-8''([^;\s]+)""", re.IGNORECASE)
 
 
 class _ProgressReader:
@@ -76,10 +73,7 @@ def upload_part(file: FileSource, filename: str | None = None,
 
 
 def _download_name(headers: Mapping[str, str], fallback: str) -> str:
-    disposition = headers.get("content-disposition", "")
-    encoded = _DISPOSITION_NAME_UTF8.search(disposition)
-    plain = _DISPOSITION_NAME.search(disposition)
-    raw = unquote(encoded.group(1)) if encoded else plain.group(1).strip() if plain else ""
+    raw = disposition_filename(headers.get("content-disposition", ""))
     name = Path(raw.replace("\\", "/")).name
     return name if name and name not in (".", "..") else fallback
 
