@@ -90,6 +90,8 @@ class Settings:
     default_skin: str = "wasdi"
     skins: dict[str, dict[str, Any]] = field(default_factory=dict)
     max_json_body_bytes: int = 10 * 1024 * 1024
+    max_json_depth: int = 64
+    """Deepest nesting of arrays and objects a JSON body may have; deeper bodies are refused (400)."""
     max_param_length: int = 8192
     metrics_max_age_seconds: int = 600
     payments: PaymentSettings = field(default_factory=PaymentSettings)
