@@ -92,6 +92,8 @@ class Settings:
     max_json_body_bytes: int = 10 * 1024 * 1024
     max_json_depth: int = 64
     """Deepest nesting of arrays and objects a JSON body may have; deeper bodies are refused (400)."""
+    answer_cache_bytes: int = 64 * 1024 * 1024
+    """Bytes of answers the listing cache may hold (least recently used out first); 0 turns it off."""
     max_param_length: int = 8192
     metrics_max_age_seconds: int = 600
     payments: PaymentSettings = field(default_factory=PaymentSettings)

@@ -9,8 +9,6 @@ responses or build failure bodies.
 from __future__ import annotations
 
 import logging
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -21,6 +19,7 @@ from falcon import uri
 from wasdi_sdk.catalog import BY_NAME, Auth, Endpoint, Param, ParamType
 
 from ..errors import BadRequest, DomainError, ServerFailure, Unauthorized
+from .answer_cache import AnswerCache, answer_key
 from .answers import Answer, failure, success
 from .bodies import parse_body
 
@@ -109,28 +108,6 @@ def handles(name: str, *, cached_by: tuple[str, ...] = ()) -> Callable[[Handler]
     return register
 
 
-class AnswerCache:
-    """A small LRU of successful answers, keyed by caller, query and collection versions."""
-
-    def __init__(self, size: int = 2048) -> None:
-        self.size = size
-        self._answers: OrderedDict[tuple[Any, ...], Answer] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: tuple[Any, ...]) -> Answer | None:
-        with self._lock:
-            answer = self._answers.get(key)
-            if answer is not None:
-                self._answers.move_to_end(key)
-            return answer
-
-    def put(self, key: tuple[Any, ...], answer: Answer) -> None:
-        with self._lock:
-            self._answers[key] = answer
-            while len(self._answers) > self.size:
-                self._answers.popitem(last=False)
-
-
 # -- query parameters --------------------------------------------------------------------------
 def parse_bool(value: str) -> bool:
     word = value.strip().lower()
@@ -184,7 +161,7 @@ class EndpointResource:
                  cache: AnswerCache | None = None) -> None:
         self.services = services
         self.endpoints = dict(endpoints)
-        self.cache = cache or AnswerCache()
+        self.cache = cache or AnswerCache(version_of=lambda name: services.store.collection(name).version)
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, **path: str) -> None:
         self.dispatch(req, resp, path)
@@ -215,14 +192,14 @@ class EndpointResource:
         write_answer(resp, answer)
 
     def cached(self, ep: Endpoint, handler: Handler, call: Call, collections: tuple[str, ...]) -> Answer:
-        # Versions are read before the data, so a cached answer is never older than its key says.
-        versions = tuple(self.services.store.collection(name).version for name in collections)
-        key = (ep.name, call.user.user_id if call.user else None, call.base_url, call.request.query_string, versions)
-        answer = self.cache.get(key)
+        # Versions are read before the data, so a cached answer is never older than its versions say.
+        versions = self.cache.versions(collections)
+        key = answer_key(ep.name, call.user.user_id if call.user else None, call.base_url, call.params)
+        answer = self.cache.get(key, collections, versions)
         if answer is None:
             answer = success(ep, handler(call))
             if answer.status == 200 and answer.stream is None:
-                self.cache.put(key, answer)
+                self.cache.put(key, collections, versions, answer)
         return answer
 
     def parse(self, ep: Endpoint, req: falcon.Request, path: dict[str, str]) -> Call:
@@ -269,5 +246,6 @@ def route_table(services: Services) -> dict[str, EndpointResource]:
     for name, handler in HANDLERS.items():
         ep = BY_NAME[name]
         by_path.setdefault(ep.path, {})[ep.method] = (ep, handler)
-    cache = AnswerCache()
+    cache = AnswerCache(services.settings.answer_cache_bytes,
+                        lambda name: services.store.collection(name).version)
     return {path: EndpointResource(services, methods, cache) for path, methods in by_path.items()}
