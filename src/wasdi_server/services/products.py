@@ -29,8 +29,9 @@ Rules (contract, /product and /filebuffer; where it is silent, the choices are w
   An empty ``deletelist`` succeeds without starting anything.
 - ``/product/deletelist`` runs as a DELETE process of the workspace: it ends DONE with a DELETE broker
   message, or ERROR (the payload names the products that were not there; the others are deleted).
-- ``/filebuffer/share``: ``PRODUCT_ALREADY_PRESENT`` is HTTP 200 with ``boolValue`` false and ``intValue``
-  500 (gaps §0.7).  Read access is needed on the origin, write access on the destination.
+- ``/filebuffer/share``: ``PRODUCT_ALREADY_PRESENT`` is HTTP 200 with ``boolValue`` true, as the contract
+  says (the original's ``boolValue`` false is history, gaps.md).  Read access is needed on the origin,
+  write access on the destination.
 - ``/filebuffer/publishband``: read access is enough (it draws a map); a band already published answers
   PUBLISHBAND at once; asking again while its PUBLISHBAND process is queued or running answers that
   process's id (no second process); an unknown band answers null like an unknown product.
