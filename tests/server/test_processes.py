@@ -84,7 +84,14 @@ def test_operation_runs_to_done_with_progress_and_messages(server: Server, alice
     release.set()
     done = wait_status(server, pid, {"DONE"})
     assert done["progressPerc"] == 100 and done["payload"] == "finished" and done["operationEndTimestamp"]
-    codes = [m["payload"] for m in server.services.messages.for_workspace(ws) if m["messageCode"] == "UPDATEPROCESSES"]
+    # The DONE message is sent just after the record is written: wait for it rather than race it.
+    deadline = time.monotonic() + 10.0
+    while True:
+        codes = [m["payload"] for m in server.services.messages.for_workspace(ws)
+                 if m["messageCode"] == "UPDATEPROCESSES"]
+        if f"{pid};DONE;100" in codes or time.monotonic() > deadline:
+            break
+        time.sleep(0.02)
     assert f"{pid};RUNNING;0" in codes and f"{pid};RUNNING;10" in codes and f"{pid};DONE;100" in codes
 
 

@@ -6,7 +6,6 @@ Also holds the streamed upload and download helpers that ``client.styles`` uses.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import IO, TYPE_CHECKING, Any, Unpack, cast, overload
 from .._disposition import disposition_filename
 from .._exceptions import NotFoundError
 from .._resource import APIResource, RequestOptions
+from ..atomic_files import atomic_writer
 from ..models import PrimitiveResult
 
 if TYPE_CHECKING:
@@ -89,17 +89,11 @@ def download_to(client: BaseClient, endpoint: str, query: Mapping[str, Any], to:
         target = Path(to)
         if target.is_dir():
             target = target / _download_name(response.headers, fallback_name)
-        fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
-        try:
-            with os.fdopen(fd, "wb") as out:
-                for chunk in response.iter_bytes(CHUNK):
-                    out.write(chunk)
-                    if on_progress is not None:
-                        on_progress(len(chunk))
-            os.replace(temp, target)
-        except BaseException:
-            Path(temp).unlink(missing_ok=True)
-            raise
+        with atomic_writer(target) as out:
+            for chunk in response.iter_bytes(CHUNK):
+                out.write(chunk)
+                if on_progress is not None:
+                    on_progress(len(chunk))
     finally:
         response.close()
     return target

@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-import os
 import re
 import uuid
 import zlib
@@ -30,6 +29,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
+
+from wasdi_sdk.atomic_files import write_atomic
 
 MAX_SLD_BYTES = 1024 * 1024
 _HEX_COLOUR = re.compile(r"^#?([0-9a-fA-F]{6})$")
@@ -272,14 +273,7 @@ class LocalMapServer:
         if path is None:
             raise MapServerError("invalid layer id")
         self.root.mkdir(parents=True, exist_ok=True)
-        temp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-        try:
-            with open(temp, "wb") as handle:
-                handle.write(rendering.png)
-            os.replace(temp, path)
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                temp.unlink()
+        write_atomic(path, rendering.png)
 
     def publish(self, source: str, band_index: int, layer_id: str, style: str | None, url: str) -> PublishedLayer:
         try:

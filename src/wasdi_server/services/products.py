@@ -60,6 +60,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from wasdi_sdk.atomic_files import atomic_writer, replace_durably, write_atomic
+
 from ..errors import BadRequest, Forbidden, NotFound, ServerFailure, Unauthorized
 from ..providers.mapserver import MapServer, MapServerError, PublishedLayer, new_layer_id
 from ..store import Collection
@@ -284,7 +286,7 @@ class ProductService:
     def place_upload(self, workspace: dict[str, Any], file_name: str, received: Path) -> None:
         """Move a received file (a hidden temporary file of the workspace folder) into place."""
         try:
-            os.replace(received, self.file_path(workspace, file_name))
+            replace_durably(received, self.file_path(workspace, file_name))
         finally:
             self.workspaces.refresh_storage_size(workspace)
 
@@ -334,10 +336,7 @@ class ProductService:
         self.metadata_root.mkdir(parents=True, exist_ok=True)
         reference = f"{uuid.uuid4()}.json"
         path = self._metadata_path(reference)
-        temp = path.with_name(f".{reference}.tmp")
-        with open(temp, "w", encoding="utf-8") as handle:
-            json.dump(tree, handle, ensure_ascii=False)
-        os.replace(temp, path)
+        write_atomic(path, json.dumps(tree, ensure_ascii=False))
         record = self.products.get(key)
         if record is None:  # deleted meanwhile
             path.unlink(missing_ok=True)
@@ -753,19 +752,13 @@ def copy_item(source: Path, target: Path, progress: Callable[[int], None] | None
         shutil.copytree(source, target, ignore=lambda folder, names: [
             n for n in names if os.path.islink(os.path.join(folder, n))])  # links are not followed out
         return
-    partial = target.with_name(f".{target.name}.{uuid.uuid4().hex[:12]}.part")
     done = 0
-    try:
-        with open(source, "rb") as src, open(partial, "wb") as dst:
-            while True:
-                chunk = src.read(CHUNK)
-                if not chunk:
-                    break
-                dst.write(chunk)
-                done += len(chunk)
-                if progress is not None:
-                    progress(done)
-        os.replace(partial, target)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            partial.unlink()
+    with open(source, "rb") as src, atomic_writer(target) as dst:
+        while True:
+            chunk = src.read(CHUNK)
+            if not chunk:
+                break
+            dst.write(chunk)
+            done += len(chunk)
+            if progress is not None:
+                progress(done)
