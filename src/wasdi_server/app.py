@@ -5,6 +5,7 @@ from __future__ import annotations
 import falcon
 
 from . import api  # registers every handler (and api.checkout, the payment pages)
+from .api import openapi
 from .api.framework import LEGACY_BASE_PATH, route_table
 from .services import Services, build_services
 from .settings import Settings, load_settings
@@ -29,6 +30,7 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
     routes: dict[str, object] = dict(route_table(services))
     routes[api.checkout.ROUTE] = api.checkout.CheckoutPage(services)  # payment providers' pages
     routes[api.layers.ROUTE] = api.layers.LayerImage(services)  # map layers of the local map server
+    routes[openapi.ROUTE] = openapi.OpenAPIDocument()  # the API described, for tools and the fuzz test
     # Every route also lives under the original server's path, so clients configured for it work as they are.
     for path, resource in routes.items():
         app.add_route(path, resource)
