@@ -29,9 +29,7 @@ def _interrupt(signum: int, frame: object) -> None:
 
 def serve(settings: Settings, *, init_admin: bool = False) -> None:
     """Serve with waitress until interrupted."""
-    import waitress
-
-    from . import log_redaction
+    from . import log_redaction, serving
     from .app import create_app
     from .services import build_services
 
@@ -53,7 +51,7 @@ def serve(settings: Settings, *, init_admin: bool = False) -> None:
         print(f"WASDI server on {url} (data in {settings.data_dir})", flush=True)
         # SIGTERM (docker stop, systemd) stops as cleanly as Ctrl-C: waitress returns and we close the store.
         signal.signal(signal.SIGTERM, _interrupt)
-        waitress.serve(app, host=settings.host, port=settings.port, threads=settings.threads,
+        serving.serve(app, host=settings.host, port=settings.port, threads=settings.threads,
                        ident="wasdi-server", clear_untrusted_proxy_headers=True, channel_timeout=300,
                        max_request_body_size=settings.max_upload_bytes)
     finally:
