@@ -34,7 +34,7 @@ EXTRA = "extra@example.org"
 class Row:
     endpoint: str
     resource: str
-    """``workspace`` or ``organization``: what is created, and shared W/R, before the call."""
+    """``workspace``, ``organization`` or ``style``: what is created, and shared W/R, before the call."""
     allowed: str
     """The roles (letters of ROLES) the call succeeds for."""
     query: Callable[[str], dict[str, Any]] = lambda rid: {}
@@ -62,7 +62,21 @@ TABLE: list[Row] = [
     Row("organizations.share_delete", "organization", "OWRA",
         lambda org: {"organization": org, "userId": USERS["R"]}),
     Row("organizations.delete", "organization", "OWRA", lambda org: {"organization": org}),
+    # styles (private ones: a public style is readable by anyone)
+    Row("styles.get_xml", "style", "OWRA", lambda sid: {"styleId": sid}),
+    Row("styles.share_list", "style", "OWRA", lambda sid: {"styleId": sid}),
+    Row("styles.update_params", "style", "OWA", lambda sid: {"styleId": sid, "description": "changed"}),
+    Row("styles.share_add", "style", "OWA", lambda sid: {"styleId": sid, "userId": EXTRA, "rights": "read"}),
+    # contract: "allowed for the shared user, owner or admin" (not for other writers, unlike workspaces)
+    Row("styles.share_delete", "style", "ORA", lambda sid: {"styleId": sid, "userId": USERS["R"]}),
+    Row("styles.delete", "style", "OWRA", lambda sid: {"styleId": sid}),
 ]
+
+SLD = (b'<?xml version="1.0" encoding="UTF-8"?>\n<StyledLayerDescriptor version="1.0.0" '
+       b'xmlns="http://www.opengis.net/sld"><NamedLayer><Name>x</Name><UserStyle><FeatureTypeStyle><Rule>'
+       b'<RasterSymbolizer><ColorMap type="ramp"><ColorMapEntry color="#ff0000" quantity="0"/>'
+       b'<ColorMapEntry color="#0000ff" quantity="1"/></ColorMap></RasterSymbolizer></Rule></FeatureTypeStyle>'
+       b"</UserStyle></NamedLayer></StyledLayerDescriptor>")
 
 
 def create(server: Server, owner: WasdiClient, kind: str) -> str:
@@ -70,11 +84,14 @@ def create(server: Server, owner: WasdiClient, kind: str) -> str:
         return str(owner.call("workspaces.create", query={"name": "matrix"}).string_value)
     if kind == "organization":
         return str(owner.call("organizations.create", body={"name": "matrix-org"}).message)
+    if kind == "style":
+        return str(owner.call("styles.upload", query={"name": "matrixstyle", "public": False},
+                              files={"file": ("style.sld", SLD)}).string_value)
     raise AssertionError(kind)
 
 
 SHARE = {"workspace": ("workspaces.share_add", "workspace"),
-         "organization": ("organizations.share_add", "organization")}
+         "organization": ("organizations.share_add", "organization"), "style": ("styles.share_add", "styleId")}
 
 
 def cells() -> list[Any]:
