@@ -352,12 +352,13 @@ class ProductService:
         """Friendly name, style and description only (the keys present in ``changes``; ``None`` clears);
         a new style is applied to the published layers."""
         if not file_name:
-            raise ServerFailure("the product's fileName is required")
+            # The contract lists no 400 here, but a caller's mistake is never a 500 (gaps.md, first section).
+            raise BadRequest("the product's fileName is required")
         workspace = self.writable(user, workspace_id)
         name = check_product_name(str(file_name))
         record = self.get(workspace["workspaceId"], name)
-        if record is None:  # the contract lists 200, 401, 403 and 500 only (the original answers 500)
-            raise ServerFailure("the product is not in the workspace")
+        if record is None:  # the original answered 500; a caller's mistake is a 400 here
+            raise BadRequest("the product is not in the workspace")
         new = {k: changes[k] for k in ("productFriendlyName", "style", "description") if k in changes}
         for key, value in new.items():
             if value is not None and (not isinstance(value, str) or len(value) > 10_000):
