@@ -24,8 +24,9 @@ def test_a_failed_spill_closes_the_connection_and_says_why(tmp_path: Path, monke
     app_server = Server(tmp_path / "data")
     monkeypatch.setattr(buffers.TempfileBasedBuffer, "newfile", no_space)
     # A tiny overflow limit: the 190 KB OpenAPI document must go through the temporary file.
+    # poll() instead of select(): closing the socket at teardown must not break the loop's wait
     server = make_server(app_server.app, host="127.0.0.1", port=0, threads=2, outbuf_overflow=1024,
-                         _start=True)
+                         asyncore_use_poll=True)
     port = server.effective_port
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -53,7 +54,7 @@ def test_a_failed_spill_closes_the_connection_and_says_why(tmp_path: Path, monke
 
 def test_answers_that_fit_are_served_as_usual(tmp_path: Path) -> None:
     app_server = Server(tmp_path / "data")
-    server = make_server(app_server.app, host="127.0.0.1", port=0, threads=2)
+    server = make_server(app_server.app, host="127.0.0.1", port=0, threads=2, asyncore_use_poll=True)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     try:
