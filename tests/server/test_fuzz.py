@@ -3,8 +3,8 @@
 For every routed endpoint, hypothesis draws query parameters (declared and junk), path values, a
 body of the declared kind (or the wrong kind) and a session (owner, admin, none, bogus), and the
 answer must hold: never a 5xx (unless the table below says the contract means a server fault there),
-never traceback text, and a failure in the endpoint's declared style.  New endpoints are covered as
-soon as they are routed.
+never traceback text, a failure in the endpoint's declared style, and a success in its declared
+shape.  New endpoints are covered as soon as they are routed.
 
 ``make test`` runs a few examples per endpoint; ``make fuzz`` (WASDI_FUZZ_EXAMPLES=300) many more.
 """
@@ -22,7 +22,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.conftest import Server
 
-from wasdi_sdk.catalog import BY_NAME, BodyKind, Endpoint, FailureKind, ParamType, Style
+from wasdi_sdk.catalog import BY_NAME, BodyKind, Endpoint, FailureKind, ParamType, ResponseKind, Style
+from wasdi_sdk.models import MODELS
 from wasdi_server.api.framework import HANDLERS
 
 EXAMPLES = int(os.environ.get("WASDI_FUZZ_EXAMPLES", "8"))
@@ -114,6 +115,8 @@ def check_answer(ep: Endpoint, status: int, body: bytes, content_type: str) -> N
     assert not any(marker in text_body for marker in TRACEBACK_MARKERS), f"{where}: {text_body[:500]}"
     is_json = content_type.startswith("application/json")
     parsed = json.loads(body) if is_json and body else None
+    if status == 200 and parsed is not None:
+        check_schema(ep, parsed, where)
     if ep.style is Style.STATUS:
         if status >= 400 and is_json:
             assert isinstance(parsed, dict) and "message" in parsed, f"{where}: {status} {text_body[:200]}"
@@ -123,6 +126,19 @@ def check_answer(ep: Endpoint, status: int, body: bytes, content_type: str) -> N
     else:
         # Styles B and C answer failures with HTTP 200 (204/304 where the contract names them).
         assert status in (200, 204, 304) or status in ep.statuses, f"{where}: {status} {text_body[:200]}"
+
+
+def check_schema(ep: Endpoint, parsed: Any, where: str) -> None:
+    """A 200 JSON answer has the declared shape (models validate; lists are lists)."""
+    kind, model = ep.response.kind, ep.response.model
+    if kind is ResponseKind.MODEL and model and isinstance(parsed, dict):
+        MODELS[model].model_validate(parsed)
+    elif kind is ResponseKind.MODEL_LIST and model:
+        assert isinstance(parsed, list), f"{where}: not a list: {str(parsed)[:200]}"
+        for item in parsed:
+            MODELS[model].model_validate(item)
+    elif kind is ResponseKind.STRING_LIST:
+        assert isinstance(parsed, list) and all(isinstance(v, str) for v in parsed), f"{where}: {str(parsed)[:200]}"
 
 
 @pytest.mark.parametrize("name", ROUTED)
