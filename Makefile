@@ -6,7 +6,7 @@ DATA_DIR ?= ./.wasdi-data
 HOST ?= 127.0.0.1
 PORT ?= 8080
 
-.PHONY: run test test-install lint typecheck bench clean
+.PHONY: run test test-install lint typecheck bench fuzz clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,9 @@ lint: $(VENV)/.stamp-test
 
 typecheck: $(VENV)/.stamp-test
 	$(BIN)/mypy --strict src/wasdi_sdk
+
+fuzz: $(VENV)/.stamp-test
+	WASDI_FUZZ_EXAMPLES=300 $(BIN)/python -m pytest -n 2 tests/server/test_fuzz.py
 
 bench: $(VENV)/.stamp-test
 	$(BIN)/python bench/server_overhead.py

@@ -16,9 +16,7 @@ with mode 0600, in a directory created with mode 0700.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import tempfile
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -135,29 +133,10 @@ def normalize_url(url: str) -> str:
 # -- writing -------------------------------------------------------------------------------------
 def write_private(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` atomically; the file is readable by its owner only."""
+    from wasdi_sdk.atomic_files import write_atomic  # here: importing wasdi_sdk loads httpx and pydantic
+
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)  # created 0600
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            os.fchmod(handle.fileno(), 0o600)
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-    try:
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dir_fd)
-    except OSError:
-        pass
-    finally:
-        os.close(dir_fd)
+    write_atomic(path, text, mode=0o600)
 
 
 def dumps_toml(data: Mapping[str, Any]) -> str:

@@ -7,6 +7,7 @@ from pathlib import Path
 import falcon
 
 from . import api  # registers every handler (and api.checkout, the payment pages)
+from .api import openapi
 from .api.framework import LEGACY_BASE_PATH, route_table
 from .api.web_client import WebClient
 from .services import Services, build_services
@@ -36,6 +37,7 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
     routes[api.checkout.ROUTE] = api.checkout.CheckoutPage(services)  # payment providers' pages
     routes[api.layers.ROUTE] = api.layers.LayerImage(services)  # map layers of the local map server
     routes[api.layers.WMS_ROUTE] = api.layers.WebMapService(services)  # their WMS
+    routes[openapi.ROUTE] = openapi.OpenAPIDocument()  # the API described, for tools and the fuzz test
     # Every route also lives under the original server's path, so clients configured for it work as they are.
     for path, resource in routes.items():
         app.add_route(path, resource)

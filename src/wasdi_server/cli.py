@@ -104,14 +104,14 @@ def _interrupt(signum: int, frame: object) -> None:
 
 def serve(settings: Settings, *, init_admin: bool = False) -> None:
     """Serve with waitress until interrupted."""
-    import waitress
-
+    from . import log_redaction, serving
     from .app import create_app
     from .management import catalogue
     from .management.channel import AdminChannel
     from .services import build_services
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    log_redaction.install()
     # Waitress warns on every busy moment ("Task queue depth is N"); that is load, not a fault.
     logging.getLogger("waitress.queue").setLevel(logging.ERROR)
     # The local catalogue exists from the start, so files added to it later are searchable at once.
@@ -134,7 +134,7 @@ def serve(settings: Settings, *, init_admin: bool = False) -> None:
         print(f"WASDI server on {url} (data in {settings.data_dir})", flush=True)
         # SIGTERM (docker stop, systemd) stops as cleanly as Ctrl-C: waitress returns and we close the store.
         signal.signal(signal.SIGTERM, _interrupt)
-        waitress.serve(application, host=settings.host, port=settings.port, threads=settings.threads,
+        serving.serve(application, host=settings.host, port=settings.port, threads=settings.threads,
                        ident="wasdi-server", clear_untrusted_proxy_headers=True, channel_timeout=300,
                        max_request_body_size=settings.max_upload_bytes)
     finally:

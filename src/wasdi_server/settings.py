@@ -140,6 +140,10 @@ class Settings:
     """``[skins.<name>]`` tables: SkinViewModel values per skin."""
     max_json_body_bytes: int = 10 * 1024 * 1024
     """Largest JSON request body."""
+    max_json_depth: int = 64
+    """Deepest nesting of arrays and objects a JSON body may have; deeper bodies are refused (400)."""
+    answer_cache_bytes: int = 64 * 1024 * 1024
+    """Bytes of answers the listing cache may hold (least recently used out first); 0 turns it off."""
     max_param_length: int = 8192
     """Longest query parameter."""
     metrics_max_age_seconds: int = 600

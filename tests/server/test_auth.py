@@ -9,6 +9,8 @@ import time
 import pytest
 from tests.conftest import PASSWORD, Person, Server
 
+from wasdi_server.services.sessions import token_digest
+
 INVALID_USER = {"userId": "", "boolValue": False}
 
 
@@ -71,23 +73,23 @@ def test_checksession_fields(server: Server, alice: Person) -> None:
 
 def test_session_expires_after_idle_time(server: Server, alice: Person) -> None:
     sessions = server.services.store.collection("sessions")
-    sessions.update(alice.token, {"lastTouch": time.time() * 1000 - 25 * 3600 * 1000})
+    sessions.update(token_digest(alice.token), {"lastTouch": time.time() * 1000 - 25 * 3600 * 1000})
     assert check(server, alice.token)["userId"] == ""
-    assert sessions.get(alice.token) is None  # an expired session is removed when seen
+    assert sessions.get(token_digest(alice.token)) is None  # an expired session is removed when seen
 
 
 def test_use_slides_the_expiry(server: Server, alice: Person) -> None:
     sessions = server.services.store.collection("sessions")
     old = time.time() * 1000 - 23 * 3600 * 1000
-    sessions.update(alice.token, {"lastTouch": old})
+    sessions.update(token_digest(alice.token), {"lastTouch": old})
     assert check(server, alice.token)["userId"] == "alice@example.org"
-    assert sessions.get(alice.token)["lastTouch"] > old
+    assert sessions.get(token_digest(alice.token))["lastTouch"] > old
 
 
 def test_logout_deletes_the_session(server: Server, alice: Person) -> None:
     r = server.get("/auth/logout", alice)
     assert r.status_code == 200 and r.json == {"boolValue": True, "stringValue": alice.token}
-    assert server.services.store.collection("sessions").get(alice.token) is None
+    assert server.services.store.collection("sessions").get(token_digest(alice.token)) is None
     assert check(server, alice.token)["userId"] == ""
     again = server.get("/auth/logout", alice)
     assert again.status_code == 200 and again.json["boolValue"] is False
@@ -201,13 +203,145 @@ def test_change_password_invalid_session(server: Server) -> None:
     assert r.status_code == 200 and r.json["boolValue"] is False and r.json["intValue"] == 401
 
 
-def test_lost_password_mails_a_working_new_password(server: Server, alice: Person) -> None:
+def mailed_password(server: Server, user_id: str) -> str:
+    mail = [m for m in server.mails() if m["To"] == user_id][-1]
+    return re.search(r"PASSWORD: (\S+)", mail.get_content()).group(1)
+
+
+def test_lost_password_mails_a_new_password_the_old_one_works_until_it_is_used(server: Server,
+                                                                               alice: Person) -> None:
     r = server.get("/auth/lostPassword", userId="alice@example.org")
     assert r.status_code == 200 and r.json == {"boolValue": True, "intValue": 0}
-    mail = [m for m in server.mails() if m["To"] == "alice@example.org"][-1]
-    new_password = re.search(r"PASSWORD: (\S+)", mail.get_content()).group(1)
-    assert login(server, "alice@example.org", PASSWORD) == INVALID_USER
+    new_password = mailed_password(server, "alice@example.org")
+    # A stranger asking for a reset locks nobody out: the old password still opens the account.
+    assert login(server, "alice@example.org", PASSWORD)["sessionId"]
+    assert check(server, alice.token)["userId"] == "alice@example.org"
     assert login(server, "alice@example.org", new_password)["sessionId"]
+    # From the first use of the mailed password on, it is the password and the old one is gone,
+    # and so are the sessions opened under the old one.
+    assert login(server, "alice@example.org", PASSWORD) == INVALID_USER
+    assert check(server, alice.token)["userId"] == ""
+    assert login(server, "alice@example.org", new_password)["sessionId"]
+
+
+def test_lost_password_sends_at_most_one_mail_per_few_minutes(server: Server, alice: Person) -> None:
+    before = len(server.mails())
+    for _ in range(3):
+        r = server.get("/auth/lostPassword", userId="alice@example.org")
+        assert r.status_code == 200 and r.json == {"boolValue": True, "intValue": 0}
+    assert len(server.mails()) == before + 1
+    assert login(server, "alice@example.org", mailed_password(server, "alice@example.org"))["sessionId"]
+
+
+def test_lost_password_mail_expires_after_the_limit(server: Server, alice: Person) -> None:
+    server.get("/auth/lostPassword", userId="alice@example.org")
+    new_password = mailed_password(server, "alice@example.org")
+    users = server.services.store.collection("users")
+    users.update("alice@example.org", {"resetDate": time.time() * 1000 - 8 * 24 * 3600 * 1000})
+    assert login(server, "alice@example.org", new_password) == INVALID_USER
+    assert login(server, "alice@example.org", PASSWORD)["sessionId"]
+
+
+def test_change_password_ends_the_other_sessions_and_keeps_this_one(server: Server, alice: Person) -> None:
+    other = login(server, "alice@example.org", PASSWORD)["sessionId"]
+    body = {"currentPassword": PASSWORD, "newPassword": "brand-new-pw"}
+    r = server.post("/auth/changePassword", alice, json=body)
+    assert r.status_code == 200 and r.json["boolValue"] is True
+    assert check(server, other)["userId"] == ""
+    assert check(server, alice.token)["userId"] == "alice@example.org"
+
+
+def test_sessions_are_stored_as_digests(server: Server, alice: Person) -> None:
+    stored = server.services.store.collection("sessions").all()
+    assert stored and all(alice.token not in json.dumps(d) for d in stored)
+    assert server.services.store.collection("sessions").get(token_digest(alice.token))["userId"] == alice.user_id
+
+
+def test_a_clear_token_of_an_older_data_directory_is_rekeyed_at_start(tmp_path) -> None:
+    first = Server(tmp_path / "d")
+    first.services.users.add("old@example.org", PASSWORD)
+    first.services.store.collection("sessions").insert(
+        {"sessionId": "legacy-token", "userId": "old@example.org", "loginDate": time.time() * 1000,
+         "lastTouch": time.time() * 1000})
+    first.services.close()
+    second = Server(tmp_path / "d")
+    try:
+        sessions = second.services.store.collection("sessions")
+        assert sessions.get("legacy-token") is None
+        assert check(second, "legacy-token")["userId"] == "old@example.org"
+    finally:
+        second.services.close()
+
+
+def test_the_session_user_cache_is_bounded(server: Server, monkeypatch: pytest.MonkeyPatch) -> None:
+    from wasdi_server.services import sessions as module
+
+    monkeypatch.setattr(module, "USER_CACHE_SIZE", 5)
+    server.services.users.add("many@example.org", PASSWORD)
+    tokens = [server.services.sessions.open("many@example.org") for _ in range(20)]
+    for token in tokens:
+        assert server.services.sessions.resolve(token) is not None
+    assert server.services.sessions.cached_count() <= 5
+
+
+def test_end_all_of_user_ends_every_session_and_is_idempotent(server: Server, alice: Person) -> None:
+    other = server.services.sessions.open(alice.user_id)
+    assert server.services.sessions.end_all_of_user(alice.user_id) == 2
+    assert server.services.sessions.end_all_of_user(alice.user_id) == 0
+    assert check(server, other)["userId"] == "" and check(server, alice.token)["userId"] == ""
+
+
+# -- throttling ------------------------------------------------------------------------------------
+def test_repeated_wrong_passwords_are_refused_for_a_while_even_with_the_right_one(server: Server,
+                                                                                   alice: Person) -> None:
+    for _ in range(8):
+        assert login(server, "alice@example.org", "wrong-password") == INVALID_USER
+    # The same client address is now slowed down for this account, right password or not.
+    assert login(server, "alice@example.org", PASSWORD) == INVALID_USER
+
+
+def test_a_stranger_failing_cannot_lock_the_owner_out(server: Server, alice: Person) -> None:
+    throttle = server.services.login.throttle
+    throttle.succeeded("alice@example.org", "10.0.0.1")  # the owner has logged in from here before
+    for n in range(40):
+        throttle.failed("alice@example.org", f"203.0.113.{n}")
+    assert throttle.wait_seconds("alice@example.org", "10.0.0.1") == 0
+    assert throttle.wait_seconds("alice@example.org", "203.0.113.200") > 0  # unknown addresses are slowed
+
+
+def test_the_throttle_delay_grows_and_is_forgotten() -> None:
+    from wasdi_server.services.login_throttle import FORGET_AFTER_SECONDS, PAIR, LoginThrottle
+
+    now = [1000.0]
+    throttle = LoginThrottle(clock=lambda: now[0])
+    waits = []
+    for _ in range(PAIR.free + 4):
+        throttle.failed("bob@example.org", "192.0.2.1")
+        waits.append(throttle.wait_seconds("bob@example.org", "192.0.2.1"))
+    assert waits[: PAIR.free - 1] == [0.0] * (PAIR.free - 1)
+    assert waits[-1] > waits[-2] > waits[-3] > 0
+    assert throttle.wait_seconds("carol@example.org", "192.0.2.2") == 0
+    now[0] += FORGET_AFTER_SECONDS + 1
+    assert throttle.wait_seconds("bob@example.org", "192.0.2.1") == 0
+
+
+def test_login_rehashes_a_password_made_with_older_parameters(server: Server, alice: Person,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from wasdi_server.services import passwords
+
+    users = server.services.store.collection("users")
+    old_hash = users.get("alice@example.org")["passwordHash"]
+    monkeypatch.setattr(passwords, "SCRYPT_N", 2**9)
+    assert login(server, "alice@example.org", PASSWORD)["sessionId"]
+    new_hash = users.get("alice@example.org")["passwordHash"]
+    assert new_hash != old_hash and new_hash.startswith("scrypt$512$")
+    assert login(server, "alice@example.org", PASSWORD)["sessionId"]
+
+
+def test_a_planted_hash_with_huge_parameters_is_refused_not_run() -> None:
+    from wasdi_server.services.passwords import verify_password
+
+    assert verify_password("whatever1", "scrypt$1073741824$8$1$AAAA$AAAA") is False
 
 
 @pytest.mark.parametrize("params", [{}, {"userId": "ghost@example.org"}, {"userId": ""}])

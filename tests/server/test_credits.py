@@ -328,10 +328,13 @@ def test_confirmation_refusals(server: Server, alice: Person, fake: FakeProvider
     assert server.get("/credits/fake/confirmation/%20").status_code == 401  # missing id
     # anything that fails verification is a 500 (contract: "500 verification or database failure")
     for path in ("/credits/fake/confirmation/unknown", "/credits/fake/confirmation/cs_other",
-                 "/credits/fake/confirmation/cs_none", "/credits/paypal/confirmation/cs_other",
-                 "/credits/stripe/confirmation/cs_other"):
+                 "/credits/fake/confirmation/cs_none"):
         r = server.get(path)
         assert r.status_code == 500, (path, r.text)
+    # a provider this server does not have is the caller's mistake: 401, not a server fault
+    for path in ("/credits/paypal/confirmation/cs_other", "/credits/stripe/confirmation/cs_other"):
+        r = server.get(path)
+        assert r.status_code == 401, (path, r.text)
     assert package(server, alice, package_id)["buySuccess"] is False
 
 
@@ -367,3 +370,9 @@ def test_confirmation_of_a_package_already_granted_keeps_it(server: Server, admi
     fake.sessions["cs_x"] = CheckoutSession("cs_x", "u", package_id, paid=True, payment_intent_id="pi_x")
     assert server.get("/credits/fake/confirmation/cs_x").status_code == 200
     assert package(server, admin, package_id) == before
+
+
+@pytest.mark.parametrize("provider", ["nowhere", "%00", "x" * 300])
+def test_confirmation_with_an_unknown_provider_is_401_not_500(server: Server, provider: str) -> None:
+    r = server.get(f"/credits/{provider}/confirmation/cs_local_" + "0" * 32)
+    assert r.status_code == 401 and r.json["message"]

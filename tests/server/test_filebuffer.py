@@ -90,11 +90,11 @@ def test_share_copies_the_product_to_another_workspace(server: Server, alice: Pe
     (message,) = messages(server, dest, "SHARE")
     assert message["payload"]["fileName"] == "scene.tif" and message["messageResult"] == "OK"
     assert server.services.workspaces.load(dest)["storageSize"] > 0
-    # the same again: PRODUCT_ALREADY_PRESENT, HTTP 200 (gaps §0.7)
+    # the same again: PRODUCT_ALREADY_PRESENT, HTTP 200, boolValue true (the contract)
     again = server.get("/filebuffer/share", alice, originWorkspaceId=ws, destinationWorkspaceId=dest,
                        productName="scene.tif")
     assert again.status_code == 200
-    assert again.json == {"intValue": 500, "stringValue": "PRODUCT_ALREADY_PRESENT", "boolValue": False}
+    assert again.json == {"intValue": 200, "stringValue": "PRODUCT_ALREADY_PRESENT", "boolValue": True}
 
 
 def test_share_statuses(server: Server, alice: Person, bob: Person, carol: Person, ws: str, tif: Path) -> None:

@@ -36,6 +36,8 @@ def test_logs_survive_a_restart_and_go_with_the_workspace(tmp_path) -> None:
     alice = s.add_user("alice@example.org")
     ws, pid = new_process(s, alice)
     add(s, alice, pid, "kept")
+    # Finished, so the next server's launcher does not run it (and log its failure) while we look.
+    s.services.processes.set_status(pid, "DONE")
     s.close()
     s2 = Server(tmp_path / "d")
     try:

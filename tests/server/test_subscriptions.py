@@ -727,7 +727,8 @@ def test_confirmation_failures(server: Server, alice: Person) -> None:
     assert_error(server.get("/subscriptions/local/confirmation/cs_local_" + "0" * 32), 500)
     assert_error(server.get("/subscriptions/local/confirmation/not-a-session"), 500)
     assert_error(server.get("/subscriptions/local/confirmation/" + "x" * 2000), 401)
-    assert_error(server.get("/subscriptions/nowhere/confirmation/cs_local_" + "0" * 32), 500)
+    # an unknown provider is the caller's mistake, never a server fault
+    assert_error(server.get("/subscriptions/nowhere/confirmation/cs_local_" + "0" * 32), 401)
 
 
 class FakeProvider:

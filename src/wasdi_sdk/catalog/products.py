@@ -40,7 +40,7 @@ ENDPOINTS = (
     Endpoint("products.list_names", "GET", "/product/namesbyws", Style.EMPTY, C_EMPTY_LIST,
              query=(qreq("workspace"),), response=STRINGS, summary="File names of the products of a workspace."),
     Endpoint("products.update", "POST", "/product/update", Style.STATUS, A, query=(qreq("workspace"),),
-             body=json_body("ProductViewModel"), response=EMPTY, mutates=True, statuses=(200, 401, 403, 500),
+             body=json_body("ProductViewModel"), response=EMPTY, mutates=True, statuses=(200, 400, 401, 403, 500),
              summary="Change a product's friendly name, style or description."),
     Endpoint("products.upload", "POST", "/product/uploadfile", Style.STATUS, A, body=multipart("file"),
              query=(qreq("workspace"), q("name"), q("style"), q("platform")), response=EMPTY, mutates=True,

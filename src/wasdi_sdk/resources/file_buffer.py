@@ -16,8 +16,8 @@ class FileBufferResource(APIResource):
               parent: str | None = None, **options: Unpack[RequestOptions]) -> PrimitiveResult:
         """Copy a product to another workspace: ``string_value`` is the SHARE process id.
 
-        When the destination already has a product of that name the answer is a ``PrimitiveResult`` with
-        ``bool_value=False`` and ``string_value="PRODUCT_ALREADY_PRESENT"`` (no exception).
+        When the destination already has a product of that name nothing is copied and ``string_value`` is
+        ``"PRODUCT_ALREADY_PRESENT"`` (``bool_value=True``; older servers sent ``False``; no exception).
         """
         return cast(PrimitiveResult, self._call("file_buffer.share", query={
             "originWorkspaceId": origin_workspace_id, "destinationWorkspaceId": destination_workspace_id,

@@ -6,16 +6,15 @@ Also holds the streamed upload and download helpers that ``client.styles`` uses.
 from __future__ import annotations
 
 import os
-import re
-import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Unpack, cast, overload
-from urllib.parse import unquote
 
+from .._disposition import disposition_filename
 from .._exceptions import NotFoundError
 from .._resource import APIResource, RequestOptions
+from ..atomic_files import atomic_writer
 from ..models import PrimitiveResult
 
 if TYPE_CHECKING:
@@ -27,8 +26,6 @@ Progress = Callable[[int], None]
 """Called with the number of bytes sent or received since the previous call."""
 
 CHUNK = 64 * 1024
-_DISPOSITION_NAME = re.compile(r"""filename=["']?([^"';]+)""", re.IGNORECASE)
-_DISPOSITION_NAME_UTF8 = re.compile(r"""filename\*=UTF-8''([^;\s]+)""", re.IGNORECASE)
 
 
 class _ProgressReader:
@@ -76,10 +73,7 @@ def upload_part(file: FileSource, filename: str | None = None,
 
 
 def _download_name(headers: Mapping[str, str], fallback: str) -> str:
-    disposition = headers.get("content-disposition", "")
-    encoded = _DISPOSITION_NAME_UTF8.search(disposition)
-    plain = _DISPOSITION_NAME.search(disposition)
-    raw = unquote(encoded.group(1)) if encoded else plain.group(1).strip() if plain else ""
+    raw = disposition_filename(headers.get("content-disposition", ""))
     name = Path(raw.replace("\\", "/")).name
     return name if name and name not in (".", "..") else fallback
 
@@ -106,22 +100,11 @@ def download_to(client: BaseClient, endpoint: str, query: Mapping[str, Any], to:
             target = target / _download_name(response.headers, fallback_name)
         if not overwrite and target.exists():
             raise FileExistsError(f"{target} exists already")
-        fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
-        try:
-            os.fchmod(fd, 0o666 & ~_umask())
-            with os.fdopen(fd, "wb") as out:
-                for chunk in response.iter_bytes(CHUNK):
-                    out.write(chunk)
-                    if on_progress is not None:
-                        on_progress(len(chunk))
-            if overwrite:
-                os.replace(temp, target)
-            else:
-                os.link(temp, target)  # fails if the target appeared meanwhile: never overwritten
-                os.unlink(temp)
-        except BaseException:
-            Path(temp).unlink(missing_ok=True)
-            raise
+        with atomic_writer(target) as out:
+            for chunk in response.iter_bytes(CHUNK):
+                out.write(chunk)
+                if on_progress is not None:
+                    on_progress(len(chunk))
     finally:
         response.close()
     return target

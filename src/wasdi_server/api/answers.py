@@ -17,6 +17,7 @@ from wasdi_sdk.catalog import Endpoint, FailureKind, ResponseKind
 from wasdi_sdk.models import ErrorResponse, PrimitiveResult, WasdiModel
 
 from ..errors import DomainError
+from .content_disposition import content_disposition
 
 JSON_TYPE = "application/json"
 
@@ -77,10 +78,9 @@ def success(ep: Endpoint, result: Any) -> Answer:
     if isinstance(result, Answer):
         return result
     if isinstance(result, FileResult):
-        disposition = "inline" if result.inline else "attachment"
         headers = {}
         if result.filename:
-            headers["Content-Disposition"] = f'{disposition}; filename="{result.filename}"'
+            headers["Content-Disposition"] = content_disposition(result.filename, inline=result.inline)
         return Answer(200, media_type=result.media_type, stream=result.stream, length=result.length,
                       headers=headers)
     if kind is ResponseKind.EMPTY and result is None:

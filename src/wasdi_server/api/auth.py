@@ -55,12 +55,9 @@ def login(call: Call) -> UserViewModel:
         return UserViewModel(user_id=DISABLED_AUTH_USER, name="user", surname="user", type="PROFESSIONAL",
                              role="ADMIN", skin="wasdi", auth_provider="wasdi", session_id=token,
                              public_nick_name="user")
-    doc = services.users.authenticate(body.user_id, body.user_password)
-    if doc is None:
-        raise Unauthorized("wrong user or password")
-    token = services.sessions.open(doc["userId"])
-    services.users.record_login(doc["userId"])
-    return user_view(call, doc, session_id=token, role=doc.get("role") or "USER",
+    done = services.login.login(body.user_id, body.user_password, call.request.remote_addr or "")
+    doc = done.doc
+    return user_view(call, doc, session_id=done.token, role=doc.get("role") or "USER",
                      auth_provider=doc.get("authProvider") or "wasdi")
 
 
@@ -109,7 +106,7 @@ def edit_user_details(call: Call) -> UserViewModel:
 @handles("auth.change_password")
 def change_password(call: Call) -> PrimitiveResult:
     body: ChangeUserPasswordViewModel = call.body
-    call.services.users.change_password(call.caller, body.current_password, body.new_password)
+    call.services.login.change_password(call.caller, body.current_password, body.new_password, call.session_id)
     return PrimitiveResult(bool_value=True)
 
 

@@ -7,7 +7,6 @@ from typing import Any
 from wasdi_sdk.models import ImageImportViewModel, PrimitiveResult, RabbitMessageViewModel, StyleViewModel
 
 from ..errors import MSG_INVALID_WORKSPACE, DomainError, Forbidden, ServerFailure
-from ..services.products import PRODUCT_ALREADY_PRESENT
 from .framework import Call, handles
 
 IMPORT_STATUSES = (401, 403, 500)
@@ -19,8 +18,7 @@ def share(call: Call) -> PrimitiveResult:
     p = call.params
     outcome = call.services.products.queue_share(call.caller, p["originWorkspaceId"], p["destinationWorkspaceId"],
                                                  p["productName"], p["parent"])
-    if outcome == PRODUCT_ALREADY_PRESENT:  # gaps §0.7: HTTP 200, boolValue false, intValue 500
-        return PrimitiveResult(bool_value=False, int_value=500, string_value=PRODUCT_ALREADY_PRESENT)
+    # PRODUCT_ALREADY_PRESENT is a success like a process id (contract; gaps.md's first section).
     return PrimitiveResult(bool_value=True, int_value=200, string_value=outcome)
 
 

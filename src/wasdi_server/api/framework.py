@@ -8,23 +8,20 @@ responses or build failure bodies.
 
 from __future__ import annotations
 
-import json
 import logging
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import falcon
-import pydantic
 from falcon import uri
 
-from wasdi_sdk.catalog import BY_NAME, Auth, BodyKind, Endpoint, Param, ParamType
-from wasdi_sdk.models import MODELS
+from wasdi_sdk.catalog import BY_NAME, Auth, Endpoint, Param, ParamType
 
 from ..errors import BadRequest, DomainError, ServerFailure, Unauthorized
+from .answer_cache import AnswerCache, answer_key
 from .answers import Answer, failure, success
+from .bodies import parse_body
 
 if TYPE_CHECKING:
     from ..services import Services
@@ -39,6 +36,9 @@ TRUE_WORDS = frozenset({"true", "1", "yes", "on"})
 FALSE_WORDS = frozenset({"false", "0", "no", "off"})
 
 
+_UNREAD: Any = object()
+
+
 @dataclass
 class Call:
     """One parsed request, as a handler sees it."""
@@ -50,9 +50,18 @@ class Call:
     session_id: str | None
     params: dict[str, Any]
     path: dict[str, str]
-    body: Any = None
+    read_body: Callable[[], Any] | None = None
+    """Parses the body (``api.bodies``); run on the first read of ``body``, after the handler's own checks."""
     extra: dict[str, list[str]] = field(default_factory=dict)
     """Query parameters the catalogue does not declare (raw values)."""
+    _body: Any = field(default=_UNREAD, repr=False)
+
+    @property
+    def body(self) -> Any:
+        """The parsed body (``BadRequest`` if it is malformed, too large or nested too deeply)."""
+        if self._body is _UNREAD:
+            self._body = self.read_body() if self.read_body is not None else None
+        return self._body
 
     @property
     def caller(self) -> User:
@@ -97,28 +106,6 @@ def handles(name: str, *, cached_by: tuple[str, ...] = ()) -> Callable[[Handler]
         return func
 
     return register
-
-
-class AnswerCache:
-    """A small LRU of successful answers, keyed by caller, query and collection versions."""
-
-    def __init__(self, size: int = 2048) -> None:
-        self.size = size
-        self._answers: OrderedDict[tuple[Any, ...], Answer] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: tuple[Any, ...]) -> Answer | None:
-        with self._lock:
-            answer = self._answers.get(key)
-            if answer is not None:
-                self._answers.move_to_end(key)
-            return answer
-
-    def put(self, key: tuple[Any, ...], answer: Answer) -> None:
-        with self._lock:
-            self._answers[key] = answer
-            while len(self._answers) > self.size:
-                self._answers.popitem(last=False)
 
 
 # -- query parameters --------------------------------------------------------------------------
@@ -168,78 +155,6 @@ def parse_query(ep: Endpoint, occurrences: dict[str, list[str]], max_length: int
     return {p.name: parse_param(p, occurrences.pop(p.name, []), max_length) for p in ep.query}
 
 
-# -- bodies ------------------------------------------------------------------------------------
-def read_limited(req: falcon.Request, limit: int) -> bytes:
-    length = req.content_length
-    if length is not None and length > limit:
-        raise BadRequest(f"the body is larger than {limit} bytes")
-    data = req.bounded_stream.read(limit + 1)
-    if len(data) > limit:
-        raise BadRequest(f"the body is larger than {limit} bytes")
-    return bytes(data)
-
-
-def parse_multipart_fields(req: falcon.Request, limit: int) -> dict[str, str]:
-    """The fields of a small multipart form (browsers send forms this way too), within ``limit`` bytes."""
-    length = req.content_length
-    if length is not None and length > limit:
-        raise BadRequest(f"the body is larger than {limit} bytes")
-    fields: dict[str, str] = {}
-    try:
-        for part in req.get_media():
-            data = part.stream.read(limit + 1)
-            if len(data) > limit:
-                raise BadRequest(f"the field {part.name} is larger than {limit} bytes")
-            fields[str(part.name)] = data.decode("utf-8", "replace")
-    except falcon.MediaMalformedError as e:
-        raise BadRequest("malformed multipart body") from e
-    return fields
-
-
-def parse_body(ep: Endpoint, req: falcon.Request, limit: int) -> Any:
-    kind = ep.body.kind
-    if kind is BodyKind.NONE or kind is BodyKind.MULTIPART:
-        return None
-    if kind is BodyKind.FORM and (req.content_type or "").startswith("multipart/form-data"):
-        return parse_multipart_fields(req, limit)
-    raw = read_limited(req, limit)
-    if kind is BodyKind.TEXT:
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise BadRequest("the body is not UTF-8 text") from e
-        if not text.strip() and ep.body.required:
-            raise BadRequest("the body is empty")
-        return text
-    if kind is BodyKind.FORM:
-        return uri.parse_query_string(raw.decode("utf-8", "replace"), keep_blank=True, csv=False)
-    if not raw.strip():
-        if ep.body.required:
-            raise BadRequest("the body is empty")
-        return None
-    try:
-        data = json.loads(raw)
-    except ValueError as e:
-        raise BadRequest("the body is not valid JSON") from e
-    if kind is BodyKind.JSON_LIST:
-        if not isinstance(data, list):
-            raise BadRequest("the body must be a JSON array")
-        return data
-    if data is None:
-        if ep.body.required:
-            raise BadRequest("the body is empty")
-        return None
-    if not isinstance(data, dict):
-        raise BadRequest("the body must be a JSON object")
-    model_cls = MODELS[ep.body.model or ""]
-    try:
-        return model_cls.model_validate(data)
-    except pydantic.ValidationError as e:
-        first = e.errors()[0]
-        where = ".".join(str(p) for p in first.get("loc", ()))
-        raise BadRequest(f"invalid body: {where}: {first.get('msg', 'invalid value')}") from e
-
-
 # -- the dispatcher ----------------------------------------------------------------------------
 class EndpointResource:
     """The falcon resource of one path; each method is one catalogue endpoint."""
@@ -248,7 +163,7 @@ class EndpointResource:
                  cache: AnswerCache | None = None) -> None:
         self.services = services
         self.endpoints = dict(endpoints)
-        self.cache = cache or AnswerCache()
+        self.cache = cache or AnswerCache(version_of=lambda name: services.store.collection(name).version)
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, **path: str) -> None:
         self.dispatch(req, resp, path)
@@ -279,18 +194,19 @@ class EndpointResource:
         write_answer(resp, answer)
 
     def cached(self, ep: Endpoint, handler: Handler, call: Call, collections: tuple[str, ...]) -> Answer:
-        # Versions are read before the data, so a cached answer is never older than its key says.
-        versions = tuple(self.services.store.collection(name).version for name in collections)
-        key = (ep.name, call.user.user_id if call.user else None, call.base_url, call.request.query_string, versions)
-        answer = self.cache.get(key)
+        # Versions are read before the data, so a cached answer is never older than its versions say.
+        versions = self.cache.versions(collections)
+        key = answer_key(ep.name, call.user.user_id if call.user else None, call.base_url, call.params)
+        answer = self.cache.get(key, collections, versions)
         if answer is None:
             answer = success(ep, handler(call))
             if answer.status == 200 and answer.stream is None:
-                self.cache.put(key, answer)
+                self.cache.put(key, collections, versions, answer)
         return answer
 
     def parse(self, ep: Endpoint, req: falcon.Request, path: dict[str, str]) -> Call:
-        """Authenticate first (a bad session wins over bad input), then parse parameters and body."""
+        """Authenticate first (a bad session wins over bad input), then parse parameters; the body waits
+        for the handler (``Call.body``)."""
         settings = self.services.settings
         occurrences = split_query(req.query_string)
         user = None
@@ -303,8 +219,10 @@ class EndpointResource:
             if user is None:
                 raise Unauthorized("MSG_ERROR_INVALID_SESSION")
         params = parse_query(ep, occurrences, settings.max_param_length)
-        body = parse_body(ep, req, settings.max_json_body_bytes)
-        return Call(ep, self.services, req, user, session_id, params, path, body, occurrences)
+        def read_body() -> Any:
+            return parse_body(ep, req, settings.max_json_body_bytes, settings.max_json_depth)
+
+        return Call(ep, self.services, req, user, session_id, params, path, read_body, occurrences)
 
 
 def write_answer(resp: falcon.Response, answer: Answer) -> None:
@@ -330,5 +248,6 @@ def route_table(services: Services) -> dict[str, EndpointResource]:
     for name, handler in HANDLERS.items():
         ep = BY_NAME[name]
         by_path.setdefault(ep.path, {})[ep.method] = (ep, handler)
-    cache = AnswerCache()
+    cache = AnswerCache(services.settings.answer_cache_bytes,
+                        lambda name: services.store.collection(name).version)
     return {path: EndpointResource(services, methods, cache) for path, methods in by_path.items()}

@@ -11,7 +11,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import quote
 
 import falcon
 from falcon.media.multipart import MultipartForm
@@ -21,6 +20,7 @@ from wasdi_sdk.models import PrimitiveResult
 from ..errors import BadRequest
 from ..services.images import MAX_IMAGE_BYTES, image_extension
 from .answers import Answer
+from .content_disposition import content_disposition
 from .framework import Call, handles
 
 CHUNK = 64 * 1024
@@ -87,12 +87,6 @@ def receive_file(call: Call, field: str, limit: int, staging: Path,
             temp.unlink(missing_ok=True)
 
 
-def inline_disposition(name: str) -> str:
-    """``inline`` with the file name, ASCII-safe (RFC 6266: a plain fallback and ``filename*``)."""
-    fallback = "".join(ch if 32 <= ord(ch) < 127 and ch not in '"\\' else "_" for ch in name)
-    return f"inline; filename=\"{fallback}\"; filename*=UTF-8''{quote(name, safe='')}"
-
-
 def _check_image_name(filename: str) -> None:
     image_extension(filename)
 
@@ -110,7 +104,7 @@ def upload_image(call: Call) -> None:
 def get_image(call: Call) -> Answer:
     p = call.params
     image = call.services.images.open(call.caller, p["collection"], p["folder"], p["name"])
-    headers = {"Content-Disposition": inline_disposition(image.name), "X-Content-Type-Options": "nosniff"}
+    headers = {"Content-Disposition": content_disposition(image.name, inline=True), "X-Content-Type-Options": "nosniff"}
     if image.media_type == "image/svg+xml":
         headers["Content-Security-Policy"] = "sandbox; default-src 'none'; style-src 'unsafe-inline'"
     return Answer(200, media_type=image.media_type, stream=image.stream, length=image.size, headers=headers)

@@ -21,12 +21,14 @@ def get_node(call: Call) -> NodeFullViewModel:
 
 @handles("nodes.create")
 def create_node(call: Call) -> None:
+    call.services.nodes.require_admin(call.caller)  # a non-admin gets its 401 whatever the body holds
     body: NodeFullViewModel = call.body
     call.services.nodes.create(call.caller, body.to_wire())
 
 
 @handles("nodes.update")
 def update_node(call: Call) -> None:
+    call.services.nodes.require_admin(call.caller)
     body: NodeFullViewModel = call.body
     call.services.nodes.update(call.caller, body.to_wire())
 

@@ -17,12 +17,13 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
-import os
 import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from wasdi_sdk.atomic_files import replace_durably
 
 from ..errors import DomainError
 from ..providers.mapserver import MapServerError
@@ -133,7 +134,7 @@ def download(ctx: OperationContext) -> bool:
             size = _copy_local(ctx, products.local_source(url), partial)
         else:
             size = _fetch_http(ctx, url, partial, services.settings.import_timeout_seconds)
-        os.replace(partial, target)
+        replace_durably(partial, target)
     finally:
         with contextlib.suppress(FileNotFoundError):
             partial.unlink()

@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from wasdi_sdk.atomic_files import write_atomic
+
 from .wms import render
 from .wms.cache import TileCache, cache_key
 from .wms.styles import MAX_SLD_BYTES, ColourMap, RasterStyle, parse_style
@@ -205,7 +207,7 @@ class LocalMapServer:
         path = self.layer_file(layer_id)
         if path is None:
             raise MapServerError("invalid layer id")
-        render.write_atomically(path, render.encode_png(pixels))
+        write_atomic(path, render.encode_png(pixels))
 
     def publish(self, source: str, band_index: int, layer_id: str, style: str | None, url: str) -> PublishedLayer:
         folder = self.folder(layer_id)

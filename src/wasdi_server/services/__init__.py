@@ -23,6 +23,7 @@ from .credits import CreditService
 from .identity import UserService
 from .images import ImageService
 from .intents import INTENTS, IntentLog
+from .login import LoginService
 from .maps import MapService
 from .messages import MessageLog
 from .metrics import MetricsRecorder, MetricsService
@@ -134,6 +135,7 @@ class Services:
     search: SearchService = field(init=False)
     apps: AppService = field(init=False)
     app_environments: AppEnvironmentService = field(init=False)
+    login: LoginService = field(init=False)
     launcher: Launcher = field(init=False)
     maps: MapService = field(init=False)
     process_cleaning: ProcessCleaning = field(init=False)
@@ -265,4 +267,5 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
     services.apps.delete_checks.append(app_payments.check_app_delete)
     services.apps.delete_hooks.extend((app_payments.on_app_delete, param_templates.on_app_delete,
                                        reviews.on_app_delete))
+    services.login = LoginService(users, services.sessions)
     return services

@@ -11,7 +11,7 @@ from typing import Any
 from ..errors import BadRequest, NotFound, NotModified, ServerFailure
 from ..providers.mail import Mailer, send_quietly
 from ..store import Collection, DuplicateKeyError
-from .passwords import hash_password, password_problem, random_password, verify_password
+from .passwords import hash_password, needs_rehash, password_problem, random_password, verify_password
 
 ADMIN = "ADMIN"
 ROLES = ("ADMIN", "DEVELOPER", "USER")
@@ -19,6 +19,10 @@ LOCAL_PROVIDER = "wasdi"
 USER_ID_PATTERN = re.compile(r"^[^\s/\\]{2,254}$")
 EMAIL_PATTERN = re.compile(r"^[^@\s/\\]+@[^@\s/\\]+\.[^@\s/\\]+$")
 MAX_TEXT = 1000
+RESET_MAIL_EVERY_SECONDS = 300.0
+"""One account gets at most one lost-password mail in this time, so nobody can flood a mailbox."""
+RESET_VALID_SECONDS = 7 * 24 * 3600.0
+"""A mailed password not used within this time is dropped (the old one keeps working meanwhile)."""
 
 
 def now_ms() -> float:
@@ -29,6 +33,14 @@ def java_date_text(ms: float | None = None) -> str:
     """Dates like ``Tue Jul 02 17:17:26 UTC 2024``: the text form clients know for lastLogin."""
     stamp = time.gmtime((ms if ms is not None else now_ms()) / 1000.0)
     return time.strftime("%a %b %d %H:%M:%S UTC %Y", stamp)
+
+
+@dataclass(frozen=True)
+class Authenticated:
+    """A successful password check: the account, and whether a mailed reset password just replaced the old one."""
+
+    doc: dict[str, Any]
+    password_replaced: bool = False
 
 
 @dataclass(frozen=True)
@@ -150,13 +162,28 @@ class UserService:
             raise NotFound("user not found")
         return updated
 
-    def authenticate(self, user_id: str | None, password: str | None) -> dict[str, Any] | None:
-        """The active account these credentials open, or ``None``."""
+    def authenticate(self, user_id: str | None, password: str | None) -> Authenticated | None:
+        """The active account these credentials open, or ``None``.
+
+        A password mailed by ``reset_password`` also opens it: its first use replaces the old password.
+        A hash made with older scrypt parameters is replaced by one with today's.
+        """
         uid = normalise_user_id(user_id)
         doc = self.users.get(uid) if uid else None
-        if doc is None or not doc.get("active") or not verify_password(password or "", doc.get("passwordHash")):
+        if doc is None or not doc.get("active"):
             return None
-        return doc
+        given = password or ""
+        if verify_password(given, doc.get("passwordHash")):
+            if needs_rehash(doc.get("passwordHash")):
+                doc = self.users.update(uid, {"passwordHash": hash_password(given)}) or doc
+            return Authenticated(doc)
+        pending = doc.get("resetPasswordHash")
+        if pending and now_ms() - float(doc.get("resetDate") or 0) < RESET_VALID_SECONDS * 1000 \
+                and verify_password(given, pending):
+            hashed = pending if not needs_rehash(pending) else hash_password(given)
+            doc = self.users.update(uid, {"passwordHash": hashed, "resetPasswordHash": None}) or doc
+            return Authenticated(doc, password_replaced=True)
+        return None
 
     def record_login(self, user_id: str) -> None:
         self.users.update(user_id, {"lastLogin": java_date_text()})
@@ -181,21 +208,30 @@ class UserService:
             raise BadRequest("both passwords must be at least 8 characters long")
         if not verify_password(current or "", doc.get("passwordHash")):
             raise BadRequest("wrong current password")
-        self.users.update(user.user_id, {"passwordHash": hash_password(new or "")})
+        self.users.update(user.user_id, {"passwordHash": hash_password(new or ""), "resetPasswordHash": None})
 
     def reset_password(self, user_id: str | None) -> None:
-        """Lost password: a new random password, stored hashed and mailed to the account."""
+        """Lost password: a new random password, stored hashed beside the current one and mailed.
+
+        The current password keeps working until the mailed one is first used (``authenticate``), so a
+        stranger asking for a reset cannot lock anyone out; one mail per account per few minutes.
+        """
         uid = normalise_user_id(user_id)
         doc = self.users.get(uid) if uid else None
         if doc is None:
             raise BadRequest("Bad Request")
+        stamp = now_ms()
+        if stamp - float(doc.get("resetMailDate") or 0) < RESET_MAIL_EVERY_SECONDS * 1000:
+            return  # the mail sent moments ago is still valid; the caller learns nothing more
         password = random_password()
-        previous = doc.get("passwordHash")
-        self.users.update(uid, {"passwordHash": hash_password(password)})
+        previous = {k: doc.get(k) for k in ("resetPasswordHash", "resetDate", "resetMailDate")}
+        self.users.update(uid, {"resetPasswordHash": hash_password(password), "resetDate": stamp,
+                                "resetMailDate": stamp})
         if not send_quietly(self.mailer, uid, "WASDI Password Recovery",
                             f"Your WASDI password has been reset.\n\nUSER: {uid} - PASSWORD: {password}\n\n"
+                            "Your previous password keeps working until you log in with this one. "
                             "Change it after logging in."):
-            self.users.update(uid, {"passwordHash": previous})
+            self.users.update(uid, previous)
             raise ServerFailure("Internal Server Error")
 
     def set_active_project(self, user_id: str, project_id: str | None, subscription_id: str | None) -> None:

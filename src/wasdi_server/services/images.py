@@ -37,6 +37,8 @@ from pathlib import Path
 from typing import IO, Any
 from urllib.parse import quote
 
+from wasdi_sdk.atomic_files import replace_durably
+
 from ..errors import BadRequest, Forbidden, NoContent, NotFound
 from ..store import Collection
 from .identity import User
@@ -284,7 +286,7 @@ class ImageService:
             if other != ext.lower():
                 with contextlib.suppress(FileNotFoundError, IsADirectoryError):
                     target.with_name(f"{stem}.{other}").unlink()
-        os.replace(source, target)
+        replace_durably(source, target)
 
     def store_bytes(self, place: Place, data: bytes) -> None:
         """Write a small image the server makes itself (style previews), replacing other extensions."""

@@ -8,7 +8,9 @@ import hmac
 import secrets
 import string
 
-SCRYPT_N = 2**14
+SCRYPT_N = 2**17
+"""scrypt cost (OWASP's current recommendation: N=2^17, r=8, p=1).  Hashes record their own
+parameters, so raising it takes effect on each user's next successful login (``needs_rehash``)."""
 SCRYPT_R = 8
 SCRYPT_P = 1
 MIN_PASSWORD_LENGTH = 8
@@ -23,11 +25,23 @@ def _unb64(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
+def _scrypt(password: str, salt: bytes, n: int, r: int, p: int, dklen: int) -> bytes:
+    # scrypt needs 128*n*r bytes; OpenSSL refuses above ``maxmem`` (32 MiB by default), so allow that much.
+    return hashlib.scrypt(password.encode("utf-8"), salt=salt, n=n, r=r, p=p, dklen=dklen,
+                          maxmem=129 * n * r * p + 1024 * 1024)
+
+
 def hash_password(password: str) -> str:
-    """``scrypt$N$r$p$salt$key``: 16 MiB of memory per check, so guessing offline is costly."""
+    """``scrypt$N$r$p$salt$key``: 128 MiB of memory per check at N=2^17, so guessing offline is costly."""
     salt = secrets.token_bytes(16)
-    key = hashlib.scrypt(password.encode("utf-8"), salt=salt, n=SCRYPT_N, r=SCRYPT_R, p=SCRYPT_P, dklen=32)
+    key = _scrypt(password, salt, SCRYPT_N, SCRYPT_R, SCRYPT_P, 32)
     return f"scrypt${SCRYPT_N}${SCRYPT_R}${SCRYPT_P}${_b64(salt)}${_b64(key)}"
+
+
+def needs_rehash(stored: str | None) -> bool:
+    """Whether ``stored`` was made with other parameters than today's (rehash it at the next login)."""
+    parts = (stored or "").split("$")
+    return len(parts) != 6 or parts[0] != "scrypt" or parts[1:4] != [str(SCRYPT_N), str(SCRYPT_R), str(SCRYPT_P)]
 
 
 def verify_password(password: str, stored: str | None) -> bool:
@@ -37,9 +51,10 @@ def verify_password(password: str, stored: str | None) -> bool:
     try:
         _, n, r, p, salt, key = stored.split("$")
         expected = _unb64(key)
-        actual = hashlib.scrypt(password.encode("utf-8"), salt=_unb64(salt), n=int(n), r=int(r), p=int(p),
-                                dklen=len(expected))
-    except (ValueError, TypeError):
+        if not (1 < int(n) <= 2**20 and 0 < int(r) <= 32 and 0 < int(p) <= 16):
+            return False  # a damaged or planted hash must not make one check cost gigabytes
+        actual = _scrypt(password, _unb64(salt), int(n), int(r), int(p), len(expected))
+    except (ValueError, TypeError, MemoryError):
         return False
     return hmac.compare_digest(actual, expected)
 

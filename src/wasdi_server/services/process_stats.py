@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
-from datetime import datetime
 from typing import Any
 
+from ..dates import parse_epoch_ms
 from ..errors import BadRequest, Forbidden
 from ..store import Collection
 from .identity import User
@@ -33,11 +33,12 @@ OTHERS = ("OTHERS", "")
 
 
 def parse_instant(text: str | None) -> float | None:
-    """Epoch ms of an ISO-8601 instant (``2024-01-01T00:00:00Z``); ``None`` if absent or invalid."""
+    """Epoch ms of an ISO-8601 instant (``2024-01-01T00:00:00Z``; no zone means UTC); ``None`` if absent
+    or invalid."""
     if not text:
         return None
     try:
-        return datetime.fromisoformat(text.strip().replace("Z", "+00:00")).timestamp() * 1000
+        return parse_epoch_ms(text)
     except ValueError:
         return None
 

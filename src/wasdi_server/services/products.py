@@ -29,8 +29,9 @@ Rules (contract, /product and /filebuffer; where it is silent, the choices are w
   An empty ``deletelist`` succeeds without starting anything.
 - ``/product/deletelist`` runs as a DELETE process of the workspace: it ends DONE with a DELETE broker
   message, or ERROR (the payload names the products that were not there; the others are deleted).
-- ``/filebuffer/share``: ``PRODUCT_ALREADY_PRESENT`` is HTTP 200 with ``boolValue`` false and ``intValue``
-  500 (gaps §0.7).  Read access is needed on the origin, write access on the destination.
+- ``/filebuffer/share``: ``PRODUCT_ALREADY_PRESENT`` is HTTP 200 with ``boolValue`` true, as the contract
+  says (the original's ``boolValue`` false is history, gaps.md).  Read access is needed on the origin,
+  write access on the destination.
 - ``/filebuffer/publishband``: read access is enough (it draws a map); a band already published answers
   PUBLISHBAND at once; asking again while its PUBLISHBAND process is queued or running answers that
   process's id (no second process); an unknown band answers null like an unknown product.
@@ -58,6 +59,8 @@ import uuid
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from wasdi_sdk.atomic_files import atomic_writer, replace_durably, write_atomic
 
 from ..errors import BadRequest, Forbidden, NotFound, ServerFailure, Unauthorized
 from ..providers.mapserver import MapServer, MapServerError, PublishedLayer, new_layer_id
@@ -302,7 +305,7 @@ class ProductService:
     def place_upload(self, workspace: dict[str, Any], file_name: str, received: Path) -> None:
         """Move a received file (a hidden temporary file of the workspace folder) into place."""
         try:
-            os.replace(received, self.file_path(workspace, file_name))
+            replace_durably(received, self.file_path(workspace, file_name))
         finally:
             self.workspaces.refresh_storage_size(workspace)
 
@@ -352,10 +355,7 @@ class ProductService:
         self.metadata_root.mkdir(parents=True, exist_ok=True)
         reference = f"{uuid.uuid4()}.json"
         path = self._metadata_path(reference)
-        temp = path.with_name(f".{reference}.tmp")
-        with open(temp, "w", encoding="utf-8") as handle:
-            json.dump(tree, handle, ensure_ascii=False)
-        os.replace(temp, path)
+        write_atomic(path, json.dumps(tree, ensure_ascii=False))
         record = self.products.get(key)
         if record is None:  # deleted meanwhile
             path.unlink(missing_ok=True)
@@ -371,12 +371,13 @@ class ProductService:
         """Friendly name, style and description only (the keys present in ``changes``; ``None`` clears);
         a new style is applied to the published layers."""
         if not file_name:
-            raise ServerFailure("the product's fileName is required")
+            # The contract lists no 400 here, but a caller's mistake is never a 500 (gaps.md, first section).
+            raise BadRequest("the product's fileName is required")
         workspace = self.writable(user, workspace_id)
         name = check_product_name(str(file_name))
         record = self.get(workspace["workspaceId"], name)
-        if record is None:  # the contract lists 200, 401, 403 and 500 only (the original answers 500)
-            raise ServerFailure("the product is not in the workspace")
+        if record is None:  # the original answered 500; a caller's mistake is a 400 here
+            raise BadRequest("the product is not in the workspace")
         new = {k: changes[k] for k in ("productFriendlyName", "style", "description") if k in changes}
         for key, value in new.items():
             if value is not None and (not isinstance(value, str) or len(value) > 10_000):
@@ -767,19 +768,13 @@ def copy_item(source: Path, target: Path, progress: Callable[[int], None] | None
         shutil.copytree(source, target, ignore=lambda folder, names: [
             n for n in names if os.path.islink(os.path.join(folder, n))])  # links are not followed out
         return
-    partial = target.with_name(f".{target.name}.{uuid.uuid4().hex[:12]}.part")
     done = 0
-    try:
-        with open(source, "rb") as src, open(partial, "wb") as dst:
-            while True:
-                chunk = src.read(CHUNK)
-                if not chunk:
-                    break
-                dst.write(chunk)
-                done += len(chunk)
-                if progress is not None:
-                    progress(done)
-        os.replace(partial, target)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            partial.unlink()
+    with open(source, "rb") as src, atomic_writer(target) as dst:
+        while True:
+            chunk = src.read(CHUNK)
+            if not chunk:
+                break
+            dst.write(chunk)
+            done += len(chunk)
+            if progress is not None:
+                progress(done)

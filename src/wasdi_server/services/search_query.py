@@ -61,6 +61,7 @@ from pydantic import ConfigDict, Field
 
 from wasdi_sdk.models import QueryViewModel
 
+from ..dates import parse_utc
 from ..errors import BadRequest
 
 MAX_QUERY_LENGTH = 32_768
@@ -139,8 +140,6 @@ def platform_matches(wanted: str | None, platform: str | None) -> bool:
 
 
 # -- dates -------------------------------------------------------------------------------------
-_ISO = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?"
-                  r"\s*(Z|[+-]\d{2}:?\d{2})?$", re.IGNORECASE)
 _NOW = re.compile(r"^NOW(?:([+-])(\d{1,6})(MINUTE|HOUR|DAY|WEEK)S?)?$", re.IGNORECASE)
 _UNITS = {"MINUTE": timedelta(minutes=1), "HOUR": timedelta(hours=1), "DAY": timedelta(days=1),
           "WEEK": timedelta(weeks=1)}
@@ -163,27 +162,7 @@ def parse_instant(value: str | None, *, now: datetime | None = None) -> datetime
             except OverflowError as e:
                 raise ValueError(f"date out of range: {text!r}") from e
         return base
-    iso = _ISO.match(text)
-    if not iso:
-        raise ValueError(f"not a date: {text!r}")
-    year, month, day, hour, minute, second, fraction, zone = iso.groups()
-    micro = int((fraction or "0")[:6].ljust(6, "0"))
-    try:
-        result = datetime(int(year), int(month), int(day), int(hour or 0), int(minute or 0), int(second or 0),
-                          micro, tzinfo=UTC)
-        if zone and zone.upper() != "Z":
-            sign = 1 if zone[0] == "+" else -1
-            digits = zone[1:].replace(":", "")
-            result -= sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
-    except (ValueError, OverflowError) as e:
-        raise ValueError(f"not a date: {text!r}") from e
-    return result
-
-
-def iso_z(moment: datetime) -> str:
-    """``2024-01-05T10:14:11.000Z``: the millisecond UTC form the clients send and read."""
-    utc = moment.astimezone(UTC)
-    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+    return parse_utc(text)
 
 
 # -- the parsed query --------------------------------------------------------------------------

@@ -52,6 +52,8 @@ from typing import IO, Any, Protocol
 from defusedxml import DefusedXmlException
 from defusedxml import ElementTree as SafeElementTree
 
+from wasdi_sdk.atomic_files import replace_durably
+
 from ..errors import BadRequest, Forbidden, NoContent, NotFound, NotModified
 from ..providers.mapserver import MAX_SLD_BYTES
 from ..store import Collection
@@ -250,7 +252,7 @@ class StyleService:
                 raise BadRequest(NAME_TAKEN)
             target = self.sld_path(checked)
             target.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(upload, target)
+            replace_durably(upload, target)
             doc = self.styles.insert({
                 "styleId": str(uuid.uuid4()), "name": checked, "description": description or "",
                 "userId": user.user_id, "isPublic": bool(public), "creationDate": stamp, "lastUpdate": stamp,
@@ -308,7 +310,7 @@ class StyleService:
         with self._lock:
             if target.is_file() and file_digest(target) == file_digest(upload):
                 raise NotModified("the style is unchanged")
-            os.replace(upload, target)
+            replace_durably(upload, target)
             self.styles.update(doc["styleId"], {"lastUpdate": now_ms()})
         self._publish(doc["name"], target)
         self._write_preview(doc["name"], root)

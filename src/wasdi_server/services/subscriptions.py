@@ -36,6 +36,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from ..dates import parse_epoch_ms
 from ..errors import BadRequest, Forbidden, NotFound, ServerFailure
 from ..providers.payments import PaymentProviders
 from ..providers.payments.base import CheckoutRequest, CheckoutSession
@@ -122,12 +123,9 @@ def parse_date(value: Any, what: str) -> int | None:
             number = None
         if number is None:
             try:
-                stamp = datetime.fromisoformat(text[:-1] + "+00:00" if text[-1:] in ("Z", "z") else text)
+                number = parse_epoch_ms(text)
             except ValueError as e:
                 raise BadRequest(f"{what} is not an ISO-8601 date or epoch milliseconds: {text[:40]!r}") from e
-            if stamp.tzinfo is None:
-                stamp = stamp.replace(tzinfo=UTC)
-            number = stamp.timestamp() * 1000.0
     else:
         raise BadRequest(f"{what} is not a date")
     if not math.isfinite(number) or not 0 <= number <= MAX_EPOCH_MS:

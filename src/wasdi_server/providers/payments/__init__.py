@@ -94,8 +94,9 @@ class PaymentProviders:
     def verify(self, code: str | None, session_id: str | None) -> tuple[PaymentProvider, CheckoutSession]:
         """The paid checkout session a confirmation callback names, under the callbacks' rules.
 
-        The contract gives the three callbacks 200, 401 and 500: 401 for a missing id, and 500 for
-        anything that fails verification (unknown provider or session, unpaid, provider unreachable).
+        The contract gives the three callbacks 200, 401 and 500: 401 for a missing id and for a provider
+        this server does not know (the caller's mistake, never a 500), and 500 for anything that fails
+        verification with the provider (unknown session, unpaid, provider unreachable).
         """
         checkout = (session_id or "").strip()
         if not checkout or len(checkout) > 1000:
@@ -103,7 +104,7 @@ class PaymentProviders:
         try:
             provider = self.get(code)
         except BadRequest as e:
-            raise ServerFailure(e.message) from e
+            raise Unauthorized(e.message) from e
         try:
             session = provider.retrieve(checkout)
         except PaymentError as e:

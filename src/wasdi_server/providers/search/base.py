@@ -11,7 +11,8 @@ from typing import Any
 
 from wasdi_sdk.models import DataProviderViewModel, QueryResultViewModel
 
-from ...services.search_query import SearchQuery, iso_z
+from ...dates import iso_z
+from ...services.search_query import SearchQuery
 
 QueryResult = QueryResultViewModel
 """What a provider finds: the contract's ``QueryResultViewModel``."""

@@ -45,7 +45,8 @@ from typing import Any
 
 import httpx
 
-from ...services.search_query import SearchQuery, canonical_platform, iso_z, parse_instant
+from ...dates import iso_z
+from ...services.search_query import SearchQuery, canonical_platform, parse_instant
 from .base import (
     QueryResult,
     SearchProvider,

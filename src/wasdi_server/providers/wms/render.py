@@ -28,6 +28,8 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
 
+from wasdi_sdk.atomic_files import write_atomic
+
 from .styles import ColourMap, RasterStyle
 
 VRT_NAME = "layer.vrt"
@@ -101,19 +103,7 @@ class Layer:
         return dataclasses.replace(self, style=style, version=uuid.uuid4().hex)
 
     def save(self) -> None:
-        write_atomically(self.folder / META_NAME, json.dumps(self.to_json()).encode())
-
-
-def write_atomically(path: Path, data: bytes) -> None:
-    temp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-    try:
-        with open(temp, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    finally:
-        temp.unlink(missing_ok=True)
+        write_atomic(self.folder / META_NAME, json.dumps(self.to_json()).encode())
 
 
 # -- publish -------------------------------------------------------------------------------------
@@ -193,7 +183,7 @@ def prepare(source: str, band_index: int, folder: Path, style: str | None) -> La
                 raise RenderError(f"the product has no band {band_index}")
             # GDAL virtual paths (/vsizip/...) are absolute already; normalising would eat their "//"
             absolute = source if source.startswith("/vsi") or "://" in source else os.path.abspath(source)
-            write_atomically(vrt, _vrt_document(src, absolute).encode())
+            write_atomic(vrt, _vrt_document(src, absolute).encode())
             width, height, count = src.width, src.height, src.count
             crs = src.crs
             bounds: Bounds | None = tuple(src.bounds) if crs else None  # type: ignore[assignment]

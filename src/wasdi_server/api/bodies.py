@@ -1,0 +1,121 @@
+"""The one request-body parser: size and nesting limits, then the endpoint's declared body kind.
+
+Bodies are parsed only when a handler first reads ``call.body``, so the session check and the
+handler's own permission checks come first: a caller without the right gets its 401/403, not a
+complaint about a body it should never have been able to send.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import falcon
+import pydantic
+from falcon import uri
+
+from wasdi_sdk.catalog import BodyKind, Endpoint
+from wasdi_sdk.models import MODELS
+
+from ..errors import BadRequest
+
+JSON_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+"""Strings (skipped whole, so brackets inside them do not count) and the brackets that nest."""
+
+
+def json_depth_problem(raw: bytes, max_depth: int) -> str | None:
+    """Why ``raw`` nests deeper than ``max_depth`` arrays/objects, or ``None``; checked before parsing,
+    so a hostile body never reaches the recursive parser (a 2 KB body can nest 1,000 levels)."""
+    depth = 0
+    for token in JSON_TOKEN.finditer(raw):
+        char = token.group(0)[:1]
+        if char in (b"[", b"{"):
+            depth += 1
+            if depth > max_depth:
+                return f"the body nests deeper than {max_depth} levels"
+        elif char in (b"]", b"}"):
+            depth -= 1
+    return None
+
+
+def parse_json(raw: bytes, max_depth: int) -> Any:
+    """JSON within the depth limit; ``BadRequest`` otherwise."""
+    problem = json_depth_problem(raw, max_depth)
+    if problem:
+        raise BadRequest(problem)
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError) as e:
+        raise BadRequest("the body is not valid JSON") from e
+
+
+def read_limited(req: falcon.Request, limit: int) -> bytes:
+    length = req.content_length
+    if length is not None and length > limit:
+        raise BadRequest(f"the body is larger than {limit} bytes")
+    data = req.bounded_stream.read(limit + 1)
+    if len(data) > limit:
+        raise BadRequest(f"the body is larger than {limit} bytes")
+    return bytes(data)
+
+
+def parse_multipart_fields(req: falcon.Request, limit: int) -> dict[str, str]:
+    """The fields of a small multipart form (browsers send forms this way too), within ``limit`` bytes."""
+    length = req.content_length
+    if length is not None and length > limit:
+        raise BadRequest(f"the body is larger than {limit} bytes")
+    fields: dict[str, str] = {}
+    try:
+        for part in req.get_media():
+            data = part.stream.read(limit + 1)
+            if len(data) > limit:
+                raise BadRequest(f"the field {part.name} is larger than {limit} bytes")
+            fields[str(part.name)] = data.decode("utf-8", "replace")
+    except falcon.MediaMalformedError as e:
+        raise BadRequest("malformed multipart body") from e
+    return fields
+
+
+def parse_body(ep: Endpoint, req: falcon.Request, limit: int, max_depth: int) -> Any:
+    """The body of ``req`` as ``ep`` declares it (a model, a list, text or form fields), or ``None``."""
+    kind = ep.body.kind
+    if kind is BodyKind.NONE or kind is BodyKind.MULTIPART:
+        return None
+    if kind is BodyKind.FORM and (req.content_type or "").startswith("multipart/form-data"):
+        return parse_multipart_fields(req, limit)
+    raw = read_limited(req, limit)
+    if kind is BodyKind.TEXT:
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise BadRequest("the body is not UTF-8 text") from e
+        if not text.strip() and ep.body.required:
+            raise BadRequest("the body is empty")
+        return text
+    if kind is BodyKind.FORM:
+        return uri.parse_query_string(raw.decode("utf-8", "replace"), keep_blank=True, csv=False)
+    if not raw.strip():
+        if ep.body.required:
+            raise BadRequest("the body is empty")
+        return None
+    data = parse_json(raw, max_depth)
+    if kind is BodyKind.JSON_LIST:
+        if not isinstance(data, list):
+            raise BadRequest("the body must be a JSON array")
+        return data
+    if data is None:
+        if ep.body.required:
+            raise BadRequest("the body is empty")
+        return None
+    if not isinstance(data, dict):
+        raise BadRequest("the body must be a JSON object")
+    model_cls = MODELS[ep.body.model or ""]
+    try:
+        return model_cls.model_validate(data)
+    except RecursionError as e:
+        raise BadRequest("the body nests too deeply") from e
+    except pydantic.ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        raise BadRequest(f"invalid body: {where}: {first.get('msg', 'invalid value')}") from e
