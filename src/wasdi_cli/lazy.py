@@ -35,5 +35,8 @@ class LazyGroup(WasdiGroup):
         if built is None:
             raise click.UsageError(f"wasdi_cli.commands.{module_name} has no command {command_name!r}")
         built.name = cmd_name
+        from .help_style import uniform
+
+        uniform(built)  # the root styled what it had at construction; a lazy group arrives later
         self.add_command(built, cmd_name)  # built once per run
         return built

@@ -38,6 +38,11 @@ CODES: dict[str, str] = {
     "MSG_ERROR_NO_ACCESS_RIGHTS_OBJECT_SUBSCRIPTION": "you may not change this subscription: ask its owner for "
                                                       "write access",
     "MSG_ERROR_NO_ACCESS_RIGHTS_ADMIN_DASHBOARD": "only an admin may do this",
+    "MSG_ERROR_NO_ACCESS_RIGHTS_OBJECT_PROCESSOR": "you may not change this app: ask its owner for write access",
+    "MSG_ERROR_INVALID_USER": "there is no such user (run 'wasdi admin users find TEXT' to look one up)",
+    "MSG_ERROR_INVALID_PARTIAL_NAME": "give at least 3 characters of the name to look for",
+    "MSG_ERROR_INSUFFICIENT_SEARCH_CRITERIA": "say what to look for: a resource type, a resource id or a user",
+    "MSG_SUCCESS_METRICS_ENTRY_INSERT": "the metrics entry was recorded",
     "PRODUCT_ALREADY_PRESENT": "the product is already in the destination workspace",
 }
 """Every failure code of the contract's message catalogue, as the sentence a person reads."""

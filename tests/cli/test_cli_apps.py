@@ -97,7 +97,7 @@ def test_list_show_update_build_log_packages_download_delete(alice: Cli, wasdi_a
     shown = json.loads(alice("apps", "show", "hello", "--json").stdout)
     assert shown["processorName"] == "hello"
     unknown = alice("apps", "show", "nope")
-    assert unknown.exit_code == 1 and "no app 'nope'" in unknown.stderr
+    assert unknown.exit_code == 1 and "no app has the id or name 'nope'" in unknown.stderr
     assert alice("apps", "update", "hello", "--description", "greets", "--timeout", "9").exit_code == 0
     doc = wasdi_app.services.apps.records.by_name("hello")
     assert (doc["description"], doc["minuteTimeout"]) == ("greets", 9)

@@ -47,7 +47,7 @@ def test_market_list_and_show(alice: Cli) -> None:
     detail = json.loads(alice("market", "show", "ndvi", "--json").stdout)
     assert detail["processorName"] == "ndvi" and detail["categories"] == ["agriculture"]
     missing = alice("market", "show", "secret")
-    assert missing.exit_code == 1 and "no app 'secret'" in missing.stderr
+    assert missing.exit_code == 1 and "no app has the id or name 'secret'" in missing.stderr
     cats = alice("market", "categories", "--json")
     assert {"id": "hydrology", "category": "Hydrology", "count": 1} in json.loads(cats.stdout)
     assert set(lines(alice("market", "publishers", "-q").stdout)) == {ALICE, BOB}

@@ -18,9 +18,11 @@ RAW_TYPES = re.compile(r"<(bool|str|int|float|path|uuid|datetime)>")
 
 
 def command_paths(command: Any, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """Every command path, lazily loaded groups included (asked by name, as a shell completion would)."""
     paths = [prefix]
-    for name, sub in getattr(command, "commands", {}).items():
-        paths.extend(command_paths(sub, (*prefix, name)))
+    if hasattr(command, "list_commands"):
+        for name in command.list_commands(None):
+            paths.extend(command_paths(command.get_command(None, name), (*prefix, name)))
     return paths
 
 

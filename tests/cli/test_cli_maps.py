@@ -46,7 +46,7 @@ def test_publish_errors_are_sentences(alice: Cli) -> None:
     no_band = alice("maps", "publish", "scene.tif", "nir", "--ws", "floods")
     assert no_band.exit_code == 1 and "no band 'nir'" in no_band.stderr and "wasdi products show" in no_band.stderr
     no_style = alice("maps", "publish", "scene.tif", "red", "--ws", "floods", "--style", "nope")
-    assert no_style.exit_code == 1 and "no style 'nope'" in no_style.stderr
+    assert no_style.exit_code == 1 and "no style has the id or name 'nope'" in no_style.stderr
 
 
 def test_preview_writes_the_layer_with_a_style_by_name(alice: Cli, tmp_path: Path) -> None:

@@ -63,7 +63,7 @@ def test_errors_are_sentences(alice: Cli, tmp_path: Path) -> None:
     result = alice("workflows", "upload", str(bad))
     assert result.exit_code == 1 and "not a SNAP graph" in result.stderr
     missing = alice("workflows", "show", "nope")
-    assert missing.exit_code == 1 and "no workflow 'nope'" in missing.stderr
+    assert missing.exit_code == 1 and "no workflow has the id or name 'nope'" in missing.stderr
     assert alice("workflows", "delete", "nope", "--yes").exit_code == 1
     assert alice("workflows", "run", "nope", "--ws", "x", "-i", "a", "--param", "novalue").exit_code == 2
 

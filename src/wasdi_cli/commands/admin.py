@@ -162,7 +162,7 @@ def users_show(user: UserArg, profile: ProfileOpt = None, base_url: BaseUrlOpt =
         try:
             details = client.admin.get_user(resolve_user(client, user))
         except BadRequestError as e:
-            raise CliError(f"no user '{user}'; find them with `wasdi admin users find TEXT`") from e
+            raise CliError(f"no user '{user}'; find them with 'wasdi admin users find TEXT'") from e
     out.item(details, USER_FIELDS, id_of=lambda u: u.user_id)
 
 

@@ -103,7 +103,7 @@ def resolve_app(client: "WasdiClient", id_or_name: str) -> tuple[str, "DeployedP
                                   name_of=lambda p: p.processor_name, noun="app", casefold=True)
     if entry is None:
         raise CliError(f"no app '{id_or_name}' among yours, the public ones and those shared with you "
-                       "(see `wasdi apps list`)")
+                       "(see 'wasdi apps list')")
     return app_id, entry
 
 
@@ -155,7 +155,7 @@ def new(
     folder.mkdir(parents=True, exist_ok=True)
     for file_name, text in SCAFFOLD.items():
         (folder / file_name).write_text(text.format(name=name) if "{name}" in text else text)
-    message(f"Created app '{name}' in {folder}: edit myProcessor.py, then `wasdi apps deploy {folder} --wait`")
+    message(f"Created app '{name}' in {folder}: edit myProcessor.py, then 'wasdi apps deploy {folder} --wait'")
 
 
 @app.command()
@@ -262,7 +262,7 @@ def run(
         process_id = str(started.processing_identifier)
         Output().value(process_id)
         if not (wait or follow):
-            message(f"Started '{app_name}': follow it with `wasdi apps logs {process_id} --follow`")
+            message(f"Started '{app_name}': follow it with 'wasdi apps logs {process_id} --follow'")
             return
         next_row, done, status = 0, 0, ""
         with progress(f"Running {app_name}", total=100) as advance:
@@ -284,7 +284,7 @@ def run(
                 for row in client.processors.list_logs(process_id, startrow=next_row):
                     message(row.log_row or "")
     if status != "DONE":
-        raise CliError(f"the run {process_id} of '{app_name}' ended {status}: see `wasdi apps logs {process_id}`")
+        raise CliError(f"the run {process_id} of '{app_name}' ended {status}: see 'wasdi apps logs {process_id}'")
     message(f"The run {process_id} of '{app_name}' is DONE")
 
 
@@ -426,7 +426,7 @@ def packages(
             workspace_id, _ = resolve_workspace(client, workspace)
             client.package_manager.update_environment(processor_id=app_id, workspace=workspace_id,
                                                       update_command=command)
-            message(f"Queued {action} {value} for app '{name}': see `wasdi apps build-log {name}`")
+            message(f"Queued {action} {value} for app '{name}': see 'wasdi apps build-log {name}'")
             return
         rows = client.package_manager.list_packages(name)
     out.items(rows, PACKAGE_COLUMNS, id_of=lambda p: p.package_name, empty="No packages.")

@@ -24,7 +24,7 @@ StyleOpt = Annotated[str | None, typer.Option("--style", metavar="ID_OR_NAME",
 @app.command()
 def publish(
     product: Annotated[str, typer.Argument(metavar="PRODUCT", help="File name of the product in the workspace.")],
-    band: Annotated[str, typer.Argument(metavar="BAND", help="Band name, as `wasdi products show` lists them.")],
+    band: Annotated[str, typer.Argument(metavar="BAND", help="Band name, as 'wasdi products show' lists them.")],
     workspace: WorkspaceOpt,
     style: StyleOpt = None,
     wait: Annotated[bool, typer.Option("--wait/--no-wait", help="Wait until the layer is drawn.")] = False,
@@ -44,7 +44,7 @@ def publish(
             _, entry = resolve_style(client, style)
             if entry is None:
                 raise CliError(f"no style '{style}' among yours, public or shared with you; "
-                               "`wasdi styles list` shows them")
+                               "'wasdi styles list' shows them")
             style_name = entry.name
         try:
             answer = client.file_buffer.publish_band(product, workspace_id, band, style=style_name)
@@ -54,8 +54,8 @@ def publish(
                                             max_interval=5.0, on_update=follow(advance))
                 answer = client.file_buffer.publish_band(product, workspace_id, band, style=style_name)
         except EmptyResultError as e:
-            raise CliError(f"no band '{band}' in product '{product}' of the workspace (`wasdi products show "
-                           f"{product} --ws {workspace}` lists its bands)") from e
+            raise CliError(f"no band '{band}' in product '{product}' of the workspace ('wasdi products show "
+                           f"{product} --ws {workspace}' lists its bands)") from e
         except (ProcessFailedError, ProcessTimeoutError) as e:
             raise CliError(f"the band was not published: {e}") from e
         url = client.maps.wms_url()
@@ -66,8 +66,8 @@ def publish(
         payload = dict(answer.payload or {})
         Output().value(str(payload.get("geoserverUrl") or url))
         message(f"Published as layer {payload.get('layerId')}: in QGIS, Layer > Add Layer > Add WMS Layer with the "
-                "address above (send your session as the x-session-token header, or `wasdi maps url "
-                "--with-token`)")
+                "address above (send your session as the x-session-token header, or 'wasdi maps url "
+                "--with-token')")
         return
     Output().value(url)
     message(f"Drawing the layer (process {answer.payload}); run again with --wait to get its layer id")
@@ -89,7 +89,7 @@ def url(
         try:
             Output().value(client.maps.wms_url(layer, include_token=with_token))
         except NotFoundError as e:
-            raise CliError(f"no layer '{layer}' visible to you; `wasdi products show` lists published bands") from e
+            raise CliError(f"no layer '{layer}' visible to you; 'wasdi products show' lists published bands") from e
 
 
 @app.command()
@@ -110,12 +110,12 @@ def preview(
             _, entry = resolve_style(client, style)
             if entry is None:
                 raise CliError(f"no style '{style}' among yours, public or shared with you; "
-                               "`wasdi styles list` shows them")
+                               "'wasdi styles list' shows them")
             style_name = entry.name
         try:
             image = client.maps.preview(layer, size=size, style=style_name)
         except NotFoundError as e:
-            raise CliError(f"no layer '{layer}' visible to you; `wasdi products show PRODUCT --ws WS` lists the "
+            raise CliError(f"no layer '{layer}' visible to you; 'wasdi products show PRODUCT --ws WS' lists the "
                            "layers of published bands") from e
     temp = to.with_name(f".{to.name}.partial")
     temp.write_bytes(image)

@@ -140,7 +140,7 @@ def buy(app_ref: AppArg, provider: ProviderOpt = "stripe",
                                             payprov=provider)
     Output().value(str(url.message))
     message(f"Open the URL above to pay for a run of {entry.processor_name} (purchase {payment.message}); "
-            f"then `wasdi market purchased {entry.processor_name}` says true")
+            f"then 'wasdi market purchased {entry.processor_name}' says true")
 
 
 @app.command()

@@ -13,7 +13,7 @@ from ..output import Output, cell, epoch_ms, message
 app = typer.Typer(name="reviews", help="Reviews of store apps (one per user and app) and their comments.",
                   no_args_is_help=True)
 
-ReviewArg = Annotated[str, typer.Argument(metavar="REVIEW", help="Review id (see `wasdi reviews list APP -q`).")]
+ReviewArg = Annotated[str, typer.Argument(metavar="REVIEW", help="Review id (see 'wasdi reviews list APP -q').")]
 CommentArg = Annotated[str, typer.Argument(metavar="COMMENT", help="Comment id.")]
 VoteOpt = Annotated[float, typer.Option("--vote", min=0.0, max=5.0, help="Your vote, 0 to 5.")]
 TitleOpt = Annotated[str | None, typer.Option("--title", help="A title.")]
@@ -67,7 +67,7 @@ def list_(
 @app.command()
 def add(app_ref: AppArg, vote: VoteOpt, title: TitleOpt = None, comment: TextOpt = None,
         profile: ProfileOpt = None, base_url: BaseUrlOpt = None) -> None:
-    """Review an app (once; change it later with `wasdi reviews update`)."""
+    """Review an app (once; change it later with 'wasdi reviews update')."""
     with connection.client(profile, base_url) as client:
         entry = require_app(client, app_ref)
         client.processor_media.add_review(processor_id=entry.processor_id, vote=vote, title=title, comment=comment)

@@ -74,7 +74,7 @@ def resolve_workflow(client: "WasdiClient", id_or_name: str) -> tuple[str, "Snap
 def _known(entry: "SnapWorkflowViewModel | None", value: str) -> "SnapWorkflowViewModel":
     if entry is None:
         raise CliError(f"no workflow '{value}' among yours, the public ones and those shared with you "
-                       "(see `wasdi workflows list`)")
+                       "(see 'wasdi workflows list')")
     return entry
 
 
@@ -89,7 +89,7 @@ def list_(profile: ProfileOpt = None, base_url: BaseUrlOpt = None, json: JsonOpt
         try:
             flows = client.workflows.list()
         except EmptyResultError as e:
-            raise CliError("the server listed no workflows (is the session still valid? try `wasdi login`)") from e
+            raise CliError("the server listed no workflows (is the session still valid? try 'wasdi login')") from e
     out.items(flows, LIST_COLUMNS, id_of=lambda w: w.workflow_id, empty="No workflows.")
 
 
@@ -219,7 +219,7 @@ def run(
                 client.wait_for_process(process_id, timeout=timeout, poll_interval=0.5, max_interval=5.0,
                                         on_update=follow(advance))
         except (ProcessFailedError, ProcessTimeoutError) as e:
-            raise CliError(f"the workflow run failed: {e} (see `wasdi processes logs {process_id}`)") from e
+            raise CliError(f"the workflow run failed: {e} (see 'wasdi processes logs {process_id}')") from e
     Output().value(process_id)
     message(f"Workflow {named(workflow_id, entry)} done")
 
