@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -115,7 +116,7 @@ def test_nodes_are_for_admins(cli: Cli) -> None:
     assert cli("processes", "nodes", "-q").stdout.split() == [rows[0]["nodeCode"]]
 
 
-def test_payload_params_status_and_subpid(alice: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_payload_params_status_and_subpid(alice: Cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     _, pid = finished(alice, monkeypatch, op="RUNPROCESSOR", product="hello", parameter={"NAME": "cli"})
     assert json.loads(alice("processes", "params", pid).stdout) == {"NAME": "cli"}
     _, other = finished(alice, monkeypatch)
@@ -128,6 +129,10 @@ def test_payload_params_status_and_subpid(alice: Cli, monkeypatch: pytest.Monkey
     assert alice("processes", "payload", pid, "--set", json.dumps(big)).exit_code == 0
     assert json.loads(alice("processes", "payload", pid).stdout) == big
     assert alice("processes", "payload", pid, "--set", "{oops").exit_code == 2
+    saved = tmp_path / "payload.json"
+    saved.write_text('{"from": "file"}')
+    assert alice("processes", "payload", pid, "--set", str(saved)).exit_code == 0
+    assert json.loads(alice("processes", "payload", pid).stdout) == {"from": "file"}
     assert alice("processes", "payload", "nope", "--set", "{}").exit_code == 1
     updated = json.loads(alice("processes", "set-status", pid, "error", "--perc", "40", "--json").stdout)
     assert (updated["status"], updated["progressPerc"]) == ("ERROR", 40)
