@@ -139,3 +139,82 @@ def test_run_reports_a_refusal_as_a_sentence(alice: Cli, workspace: str) -> None
     assert result.exit_code == 1
     assert "Processors not found nope" in result.stderr
     assert alice("apps", "run", "nope", "--ws", workspace, "--params", "[1]").exit_code == 2
+
+
+def test_help_ui_and_cwl(alice: Cli, wasdi_app: WasdiApp, tmp_path: Path) -> None:
+    deploy_scaffold(alice, tmp_path)
+    assert "Says hello" in alice("apps", "help", "hello").stdout
+    assert json.loads(alice("apps", "ui", "hello").stdout) == {"tabs": []}
+    form = tmp_path / "ui.json"
+    form.write_text('{"tabs": [{"name": "Basic", "controls": []}]}')
+    assert alice("apps", "ui", "hello", "--save", str(form)).exit_code == 0
+    assert json.loads(alice("apps", "ui", "hello").stdout)["tabs"][0]["name"] == "Basic"
+    form.write_text("{not json")
+    assert alice("apps", "ui", "hello", "--save", str(form)).exit_code == 2
+    missing = alice("apps", "cwl", "hello")
+    assert missing.exit_code == 1 and "no CWL descriptor" in missing.stderr
+    (wasdi_app.services.settings.apps_root / "hello" / "hello.cwl").write_text("cwlVersion: v1.2\n")
+    assert alice("apps", "cwl", "hello").stdout == "cwlVersion: v1.2\n"
+    target = tmp_path / "hello.cwl"
+    assert alice("apps", "cwl", "hello", "-o", str(target)).exit_code == 0
+    assert target.read_text() == "cwlVersion: v1.2\n"
+
+
+def test_redeploy_libupdate_and_clear_build_flag(alice: Cli, wasdi_app: WasdiApp, tmp_path: Path,
+                                                 workspace: str) -> None:
+    deploy_scaffold(alice, tmp_path)
+    app_id = wasdi_app.services.apps.records.by_name("hello")["processorId"]
+    assert alice("apps", "redeploy", "hello", "--ws", workspace).exit_code == 0
+    assert alice("apps", "libupdate", "hello", "--ws", workspace).exit_code == 0
+    queued = json.loads(alice("processes", "list", "--ws", workspace, "--json").stdout)
+    assert sorted(p["operationType"] for p in queued) == ["LIBRARYUPDATE", "REDEPLOYPROCESSOR"]
+    for process in queued:
+        assert alice("processes", "wait", process["processObjId"], "--interval", "0.1").exit_code == 0
+    wasdi_app.services.apps.records.processors.update(app_id, {"deploymentOngoing": True})
+    assert alice("apps", "clear-build-flag", "hello").exit_code == 0
+    assert wasdi_app.services.apps.records.by_name("hello")["deploymentOngoing"] is False
+    assert alice("apps", "redeploy", "nope").exit_code == 1
+
+
+def test_node_delete_is_for_compute_nodes(alice: Cli, wasdi_app: WasdiApp, tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    deploy_scaffold(alice, tmp_path)
+    assert alice("apps", "node-delete", "hello").exit_code == 2  # no terminal to confirm on
+    main = alice("apps", "node-delete", "hello", "--yes")
+    assert main.exit_code != 0 and "compute nodes" in main.stderr
+    monkeypatch.setattr(type(wasdi_app.services.apps), "is_main", property(lambda self: False))
+    assert alice("apps", "node-delete", "hello", "--yes").exit_code == 0
+    assert wasdi_app.services.apps.records.by_name("hello") is None
+
+
+def test_packages_history_reset_and_manager_version(alice: Cli, wasdi_app: WasdiApp, tmp_path: Path,
+                                                    workspace: str) -> None:
+    deploy_scaffold(alice, tmp_path)
+    app_id = wasdi_app.services.apps.records.by_name("hello")["processorId"]
+    empty = alice("apps", "packages", "hello", "--history")
+    assert empty.exit_code == 0 and "No changes" in empty.stderr
+    wasdi_app.services.apps.records.processors.update(app_id, {"environmentActions": ["2026-01-01 addPackage six"]})
+    assert alice("apps", "packages", "hello", "--history").stdout.splitlines() == ["2026-01-01 addPackage six"]
+    assert json.loads(alice("apps", "packages", "hello", "--history", "--json").stdout) == [
+        "2026-01-01 addPackage six"]
+    manager = json.loads(alice("apps", "packages", "hello", "--manager-version", "--json").stdout)
+    assert manager["name"] in ("pip", "uv") and manager["version"]
+    assert manager["version"] in alice("apps", "packages", "hello", "--manager-version").stdout
+    assert alice("apps", "packages", "hello", "--reset").exit_code == 2
+    assert alice("apps", "packages", "hello", "--reset", "--history").exit_code == 2
+    assert alice("apps", "packages", "hello", "--reset", "--ws", workspace).exit_code == 0
+    assert wasdi_app.services.apps.records.by_name("hello")["environmentActions"] == []
+
+
+def test_run_get_form_and_log_line(alice: Cli, wasdi_app: WasdiApp, tmp_path: Path, workspace: str,
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    deploy_scaffold(alice, tmp_path)
+    monkeypatch.setattr(wasdi_app.services.apps, "engine", lambda doc: ScriptEngine("echo ran"))
+    result = alice("apps", "run", "hello", "--ws", workspace, "--params", '{"NAME": "get"}', "--get", "--wait",
+                   "--interval", "0.1")
+    assert result.exit_code == 0, result.output
+    process_id = result.stdout.strip()
+    assert wasdi_app.services.processes.get(process_id)["parameter"] == {"NAME": "get"}
+    assert alice("apps", "log", process_id, "checked by the operator").exit_code == 0
+    assert alice("apps", "logs", process_id).stdout.splitlines()[-1].endswith("checked by the operator")
+    assert alice("apps", "log", "nope", "x").exit_code == 1

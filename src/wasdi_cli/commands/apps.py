@@ -2,6 +2,7 @@
 ``client.package_manager``)."""
 
 import fnmatch
+import json as jsonlib
 import os
 import sys
 from collections.abc import Iterator
@@ -58,6 +59,10 @@ SHOW_FIELDS = (
     ("read-only", lambda p: p.read_only),
     ("building", lambda p: p.deployment_ongoing),
     ("sample parameters", lambda p: p.params_sample),
+)
+MANAGER_FIELDS = (
+    ("manager", lambda m: m.name),
+    ("version", lambda m: m.version),
 )
 PACKAGE_COLUMNS = (
     ("package", lambda p: p.package_name),
@@ -242,6 +247,8 @@ def run(
     follow: Annotated[bool, typer.Option("--follow", "-f", help="Print the run's log lines as they arrive "
                                                                 "(implies --wait).")] = False,
     interval: Annotated[float, typer.Option("--interval", min=0.05, help="Polling interval, seconds.")] = 1.0,
+    get: Annotated[bool, typer.Option("--get", help="Send the parameters in the URL (the GET form older "
+                                                    "clients use; short parameters only).")] = False,
     profile: ProfileOpt = None,
     base_url: BaseUrlOpt = None,
 ) -> None:
@@ -256,7 +263,10 @@ def run(
     with connection.client(profile, base_url) as client:
         workspace_id, _ = resolve_workspace(client, workspace)
         try:
-            started = client.processors.run(name=app_name, workspace=workspace_id, params=body)
+            if get:
+                started = client.processors.run_by_query(name=app_name, workspace=workspace_id, encoded_json=body)
+            else:
+                started = client.processors.run(name=app_name, workspace=workspace_id, params=body)
         except APIError as e:
             raise CliError(f"the server refused to run '{app_name}': {e.args[0] if e.args else e}") from e
         process_id = str(started.processing_identifier)
@@ -401,6 +411,12 @@ def packages(
     add: Annotated[str | None, typer.Option("--add", metavar="NAME[==VERSION]", help="Install a package.")] = None,
     remove: Annotated[str | None, typer.Option("--remove", metavar="NAME", help="Remove a package.")] = None,
     upgrade: Annotated[str | None, typer.Option("--upgrade", metavar="NAME", help="Upgrade a package.")] = None,
+    history: Annotated[bool, typer.Option("--history", help="The changes made to the environment, "
+                                                            "oldest first.")] = False,
+    reset: Annotated[bool, typer.Option("--reset", help="Forget those changes and rebuild the environment from "
+                                                        "pip.txt (with --ws).")] = False,
+    manager_version: Annotated[bool, typer.Option("--manager-version", help="The package manager of the "
+                                                                            "environment and its version.")] = False,
     workspace: Annotated[str | None, typer.Option("--ws", metavar="ID_OR_NAME",
                                                   help="Workspace to list a change in (needed to change).")] = None,
     profile: ProfileOpt = None,
@@ -408,15 +424,39 @@ def packages(
     json: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
-    """The packages of an app's environment; --add/--remove/--upgrade queue a change (with --ws)."""
+    """The packages of an app's environment; --add/--remove/--upgrade queue a change (with --ws); --history,
+    --reset and --manager-version show or reset the environment's record."""
     changes = [(action, value) for action, value in (("addPackage", add), ("removePackage", remove),
                                                      ("upgradePackage", upgrade)) if value]
-    if len(changes) > 1:
-        raise CliError("give one of --add, --remove, --upgrade", USAGE)
+    if len(changes) + history + reset + manager_version > 1:
+        raise CliError("give one of --add, --remove, --upgrade, --history, --reset, --manager-version", USAGE)
     out = Output(json_output=json, quiet=quiet)
     with connection.client(profile, base_url) as client:
         app_id, entry = resolve_app(client, app_ref)
         name = str(entry.processor_name)
+        if history:
+            actions = client.package_manager.environment_actions(name)
+            if json:
+                typer.echo(jsonlib.dumps(actions, indent=2, ensure_ascii=False))
+            elif not actions:
+                message(f"No changes to the environment of app '{name}'.")
+            for action in [] if json else actions:
+                typer.echo(action)
+            return
+        if manager_version:
+            manager = client.package_manager.manager_version(name)
+            if manager is None:
+                raise CliError(f"app '{name}' has no package manager (its environment is not built, or its type "
+                               "has none)")
+            out.item(manager, MANAGER_FIELDS, id_of=lambda m: m.version)
+            return
+        if reset:
+            if not workspace:
+                raise CliError("a reset rebuilds the environment, listed in a workspace: give --ws", USAGE)
+            workspace_id, _ = resolve_workspace(client, workspace)
+            client.package_manager.reset_actions(processor_id=app_id, workspace=workspace_id)
+            message(f"Reset the environment of app '{name}' to pip.txt: see `wasdi apps build-log {name}`")
+            return
         if changes:
             if not workspace:
                 raise CliError("a package change is listed in a workspace: give --ws", USAGE)
@@ -430,6 +470,137 @@ def packages(
             return
         rows = client.package_manager.list_packages(name)
     out.items(rows, PACKAGE_COLUMNS, id_of=lambda p: p.package_name, empty="No packages.")
+
+
+NameArg = Annotated[str, typer.Argument(metavar="NAME", help="The app's name.")]
+
+
+@app.command("help")
+def help_(app_name: NameArg, profile: ProfileOpt = None, base_url: BaseUrlOpt = None) -> None:
+    """An app's help: its readme.md or help.md (or .txt), as its author wrote it."""
+    with connection.client(profile, base_url) as client:
+        text = client.processors.help(app_name)
+    if not text.strip():
+        message(f"App '{app_name}' has no help: its author can add a readme.md")
+        return
+    typer.echo(text.rstrip("\n"))
+
+
+@app.command()
+def ui(
+    app_name: NameArg,
+    save: Annotated[Path | None, typer.Option("--save", metavar="FILE", exists=True, dir_okay=False,
+                                              help="Store this JSON file as the app's UI descriptor.")] = None,
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+) -> None:
+    """The app's UI descriptor (the form the web client shows for its parameters), as JSON; --save replaces it."""
+    with connection.client(profile, base_url) as client:
+        if save is None:
+            typer.echo(jsonlib.dumps(client.processors.get_ui(app_name), indent=2, ensure_ascii=False))
+            return
+        text = save.read_text()
+        try:
+            jsonlib.loads(text)
+        except ValueError as e:
+            raise CliError(f"{save} is not JSON: {e}", USAGE) from e
+        client.processors.save_ui(app_name, ui=text)
+    message(f"Saved the UI of app '{app_name}' from {save}")
+
+
+@app.command()
+def cwl(
+    app_name: NameArg,
+    out: Annotated[Path | None, typer.Option("--output", "-o", metavar="FILE",
+                                             help="Write it to this file (default: stdout).")] = None,
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+) -> None:
+    """The app's CWL descriptor (Common Workflow Language), to run it from OGC and CWL tools."""
+    from wasdi_sdk import NoContentError
+
+    with connection.client(profile, base_url) as client:
+        try:
+            content = client.processors.get_cwl(app_name)
+        except NoContentError as e:
+            raise CliError(f"app '{app_name}' has no CWL descriptor (a {app_name}.cwl file in its files)") from e
+    if out is None:
+        sys.stdout.buffer.write(content)
+        sys.stdout.flush()
+        return
+    out.write_bytes(content)
+    message(f"Saved {out}")
+
+
+RebuildWorkspaceOpt = Annotated[str | None, typer.Option("--ws", metavar="ID_OR_NAME",
+                                                         help="Workspace to list the operation in.")]
+
+
+@app.command()
+def redeploy(app_ref: AppArg, workspace: RebuildWorkspaceOpt = None, profile: ProfileOpt = None,
+             base_url: BaseUrlOpt = None) -> None:
+    """Rebuild an app's environment from its files (after a failed build, or to pick up new base images)."""
+    with connection.client(profile, base_url) as client:
+        app_id, entry = resolve_app(client, app_ref)
+        workspace_id = resolve_workspace(client, workspace)[0] if workspace else None
+        client.processors.redeploy(app_id, workspace=workspace_id)
+    message(f"Queued a rebuild of app {named(app_id, entry)}: see `wasdi apps build-log {app_ref}`")
+
+
+@app.command()
+def libupdate(app_ref: AppArg, workspace: RebuildWorkspaceOpt = None, profile: ProfileOpt = None,
+              base_url: BaseUrlOpt = None) -> None:
+    """Refresh the official WASDI library in an app's environment, without a full rebuild."""
+    with connection.client(profile, base_url) as client:
+        app_id, entry = resolve_app(client, app_ref)
+        workspace_id = resolve_workspace(client, workspace)[0] if workspace else None
+        client.processors.update_libraries(app_id, workspace=workspace_id)
+    message(f"Queued a library update of app {named(app_id, entry)}: see `wasdi apps build-log {app_ref}`")
+
+
+@app.command("clear-build-flag")
+def clear_build_flag(app_ref: AppArg, profile: ProfileOpt = None, base_url: BaseUrlOpt = None) -> None:
+    """Mark an app as not building any more (when a build died and left it stuck as building)."""
+    with connection.client(profile, base_url) as client:
+        app_id, entry = resolve_app(client, app_ref)
+        client.processors.clear_build_flag(app_id)
+    message(f"App {named(app_id, entry)} is no longer marked as building")
+
+
+@app.command("node-delete")
+def node_delete(app_ref: AppArg, yes: YesOpt = False, profile: ProfileOpt = None,
+                base_url: BaseUrlOpt = None) -> None:
+    """Delete a compute node's copy of an app (run against that node; the main node keeps the app)."""
+    if not yes and not output.stdin_is_tty():
+        raise CliError("refusing to delete without confirmation: stdin is not a terminal; pass --yes", USAGE)
+    with connection.client(profile, base_url) as client:
+        app_id, entry = resolve_app(client, app_ref)
+        label = named(app_id, entry)
+        if not yes and not typer.confirm(f"Delete this node's copy of app {label}?", default=False, err=True):
+            message("Cancelled")
+            raise typer.Exit(1)
+        client.processors.node_delete(app_id, processor_name=entry.processor_name, processor_type=entry.type,
+                                      version=entry.processor_version)
+    message(f"Deleted this node's copy of app {label}")
+
+
+@app.command("log")
+def log_line(
+    process: Annotated[str, typer.Argument(metavar="PROCESS_ID", help="The run's process id.")],
+    line: Annotated[str, typer.Argument(metavar="LINE", help="The line to append.")],
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+) -> None:
+    """Append a line to the log of a run (as the app's wasdiLog does; from a script around a run)."""
+    from wasdi_sdk import EmptyResultError
+
+    with connection.client(profile, base_url) as client:
+        try:
+            client.processes.get(process)
+        except EmptyResultError as e:
+            raise CliError(f"no process '{process}' (or it is not accessible)") from e
+        client.processors.add_log(process, line)
+    message(f"Logged to process {process}")
 
 
 app.command("logs", help="The log lines of a run (what the app printed and logged).")(process_logs)
