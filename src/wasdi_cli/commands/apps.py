@@ -455,7 +455,7 @@ def packages(
                 raise CliError("a reset rebuilds the environment, listed in a workspace: give --ws", USAGE)
             workspace_id, _ = resolve_workspace(client, workspace)
             client.package_manager.reset_actions(processor_id=app_id, workspace=workspace_id)
-            message(f"Reset the environment of app '{name}' to pip.txt: see `wasdi apps build-log {name}`")
+            message(f"Reset the environment of app '{name}' to pip.txt: see 'wasdi apps build-log {name}'")
             return
         if changes:
             if not workspace:
@@ -544,7 +544,7 @@ def redeploy(app_ref: AppArg, workspace: RebuildWorkspaceOpt = None, profile: Pr
         app_id, entry = resolve_app(client, app_ref)
         workspace_id = resolve_workspace(client, workspace)[0] if workspace else None
         client.processors.redeploy(app_id, workspace=workspace_id)
-    message(f"Queued a rebuild of app {named(app_id, entry)}: see `wasdi apps build-log {app_ref}`")
+    message(f"Queued a rebuild of app {named(app_id, entry)}: see 'wasdi apps build-log {app_ref}'")
 
 
 @app.command()
@@ -555,7 +555,7 @@ def libupdate(app_ref: AppArg, workspace: RebuildWorkspaceOpt = None, profile: P
         app_id, entry = resolve_app(client, app_ref)
         workspace_id = resolve_workspace(client, workspace)[0] if workspace else None
         client.processors.update_libraries(app_id, workspace=workspace_id)
-    message(f"Queued a library update of app {named(app_id, entry)}: see `wasdi apps build-log {app_ref}`")
+    message(f"Queued a library update of app {named(app_id, entry)}: see 'wasdi apps build-log {app_ref}'")
 
 
 @app.command("clear-build-flag")
