@@ -236,3 +236,25 @@ def test_node_delete_on_a_compute_node(cli: Cli, sld_file: Path, tmp_path: Path,
         node.close()
     finally:
         node_app.services.close()
+
+
+APP_ID = "6f1c2a52-5b1e-4c8e-9d1a-0c6b1f3e9a01"
+
+
+def test_images_logo_and_gallery_of_an_app(alice: Cli, tmp_path: Path) -> None:
+    processors = alice.app.services.store.collection("processors")
+    processors.insert({"processorId": APP_ID, "name": "hellowasdi", "userId": ALICE, "isPublic": 0, "logo": ""})
+    png = tmp_path / "shot.png"
+    png.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 64)
+    result = alice("images", "logo", APP_ID, str(png))
+    assert result.exit_code == 0, result.output
+    assert processors.get(APP_ID)["logo"].endswith("name=logo.png")
+    added = alice("images", "gallery", APP_ID, str(png))
+    assert added.exit_code == 0, added.output
+    assert added.stdout.strip().endswith("folder=hellowasdi&name=1.png")
+    assert alice.sdk(alice.token()).images.get(collection="processors", folder="hellowasdi", name="1.png") == \
+        png.read_bytes()
+    gif = tmp_path / "x.gif"
+    gif.write_bytes(b"GIF89a")
+    assert alice("images", "logo", APP_ID, str(gif)).exit_code == 1
+    assert alice("images", "logo", "no-such-app", str(png)).exit_code == 1
