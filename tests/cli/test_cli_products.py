@@ -223,3 +223,27 @@ def test_delete_several_in_the_background(alice: Cli, ws: str, tif: Path, tmp_pa
     assert result.exit_code == 0, result.output
     assert "Deleted scene.tif, b.tif" in result.stderr
     assert alice.sdk(alice.token()).products.list_names(ws) == ["c.tif"]
+
+
+def test_import_from_a_server_with_only_the_get_form(alice: Cli, ws: str, tif: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from wasdi_sdk import APIError
+    from wasdi_sdk.resources.file_buffer import FileBufferResource
+
+    def no_post(self: FileBufferResource, **kwargs: object) -> None:
+        raise APIError("Method Not Allowed", status=405)
+
+    monkeypatch.setattr(FileBufferResource, "import_product", no_post)
+    imports = alice.app.services.settings.data_dir / "imports"
+    imports.mkdir()
+    (imports / "scene.tif").write_bytes(tif.read_bytes())
+    result = alice("import", (imports / "scene.tif").as_uri(), "--ws", "floods", "--wait")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "scene.tif\n"
+    assert alice.sdk(alice.token()).products.list_names(ws) == ["scene.tif"]
+
+    def refused(self: FileBufferResource, **kwargs: object) -> None:
+        raise APIError("Bad Request", status=400)
+
+    monkeypatch.setattr(FileBufferResource, "import_product", refused)
+    assert alice("import", (imports / "scene.tif").as_uri(), "--ws", "floods").exit_code == 1
