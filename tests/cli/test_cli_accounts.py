@@ -144,8 +144,13 @@ def test_subscription_buy_prints_the_checkout_url(alice: Cli) -> None:
     assert result.stdout == url + "\n" and "/payments/local/checkout/cs_local_" in url
     assert "Open the URL above" in result.stderr
     session_id = url.rsplit("/", 1)[1]
+    unpaid = alice("subscriptions", "confirm", session_id)
+    assert unpaid.exit_code != 0
+    assert json.loads(run(alice, "subscriptions", "show", sub, "--json"))["buySuccess"] is False
     alice.app.services.payments.get("local").pay(session_id)
-    alice.sdk().subscriptions.confirm_payment(session_id, payprov="local")
+    confirmed = alice("subscriptions", "confirm", session_id, "--provider", "local")
+    assert confirmed.exit_code == 0, confirmed.output
+    assert "is paid" in confirmed.stderr
     assert json.loads(run(alice, "subscriptions", "show", sub, "--json"))["buySuccess"] is True
     again = alice("subscriptions", "buy", sub)
     assert again.exit_code == 1 and "already paid" in again.stderr
@@ -229,3 +234,21 @@ def test_options_naming_an_organization_or_a_workspace_take_names(alice: Cli) ->
     assert paid.exit_code == 0, paid.output
     missing = alice("subscriptions", "buy", "Team", "--ws", "Nope")
     assert missing.exit_code == 1 and "no workspace has the id or name 'Nope'" in missing.stderr
+
+
+def test_subscription_active_and_count(alice: Cli, wasdi_app: object) -> None:
+    none = alice("subscriptions", "active")
+    assert none.exit_code == 1 and "no valid subscription" in none.stderr
+    sub = new_subscription(alice, "OneMonthStandard", "--name", "Month")
+    url = run(alice, "subscriptions", "buy", "Month").strip()
+    session_id = url.rsplit("/", 1)[1]
+    alice.app.services.payments.get("local").pay(session_id)
+    run(alice, "subscriptions", "confirm", session_id)
+    assert run(alice, "subscriptions", "active", "-q") == sub + "\n"
+    data = json.loads(run(alice, "subscriptions", "active", "--json"))
+    assert data == alice.sdk(alice.token()).subscriptions.get_active().to_wire()
+    assert "Month" in run(alice, "subscriptions", "active")
+    assert alice("subscriptions", "count").exit_code == 4  # admins only
+    alice.app.services.users.add("root@example.org", "password-root", admin=True)
+    alice.login("root@example.org", "password-root")
+    assert run(alice, "subscriptions", "count") == "1\n"

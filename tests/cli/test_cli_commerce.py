@@ -68,6 +68,20 @@ def test_buy_prints_the_checkout_url_and_pay_raises_the_total(alice: Cli) -> Non
     assert alice("credits", "list", "-q").stdout.split() == [listed[0]["creditPackageId"]]
 
 
+def test_confirm_a_payment_whose_redirect_was_lost(alice: Cli) -> None:
+    url = alice("credits", "buy", "OneHundred").stdout.strip()
+    session_id = url.rsplit("/", 1)[1]
+    assert alice("credits", "confirm", session_id).exit_code != 0  # not paid yet
+    assert alice("credits", "total").stdout == "0\n"
+    alice.app.services.payments.get("local").pay(session_id)
+    alice("logout")
+    confirmed = alice("credits", "confirm", session_id, "--provider", "local")  # no login needed
+    assert confirmed.exit_code == 0, confirmed.output
+    assert "counts in 'wasdi credits total'" in confirmed.stderr
+    alice.login()
+    assert alice("credits", "total").stdout == "100\n"
+
+
 def test_buy_failures(alice: Cli) -> None:
     bad_type = alice("credits", "buy", "Thousand")
     assert bad_type.exit_code == 1 and "Thousand" in bad_type.stderr and "wasdi credits types" in bad_type.stderr

@@ -159,3 +159,91 @@ def test_import_prints_the_process_or_waits(alice: Cli, ws: str, tif: Path, tmp_
 def test_not_logged_in(cli: Cli, tif: Path) -> None:
     result = cli("products", "list", "--ws", "x")
     assert result.exit_code == 4 and "not logged in" in result.stderr
+
+
+def test_list_light_and_quiet_names(alice: Cli, ws: str, tif: Path) -> None:
+    upload(alice, tif)
+    light = alice("products", "list", "--ws", "floods", "--light")
+    assert light.exit_code == 0, light.output
+    assert lines(light.stdout)[0].split() == ["file", "name", "bbox"] and BBOX_4326 in light.stdout
+    data = json.loads(alice("products", "list", "--ws", "floods", "--light", "--json").stdout)
+    assert data == [p.to_wire() for p in alice.sdk(alice.token()).products.list_light(ws)]
+    assert alice("products", "list", "--ws", "floods", "-q", "--light").stdout == "scene.tif\n"
+
+
+def test_metadata_waits_for_the_tree(alice: Cli, ws: str, tif: Path) -> None:
+    upload(alice, tif)
+    result = alice("products", "metadata", "scene.tif", "--ws", "floods")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[0] == "scene.tif" and "  CRS" in result.stdout and "epsg: 4326" in result.stdout
+    tree = json.loads(alice("products", "metadata", "scene.tif", "--ws", "floods", "--json").stdout)
+    assert tree["name"] == "scene.tif" and any(e["name"] == "Bands" for e in tree["elements"])
+    missing = alice("products", "metadata", "absent.tif", "--ws", "floods")
+    assert missing.exit_code != 0
+
+
+def test_add_a_file_of_the_folder(alice: Cli, ws: str, tif: Path) -> None:
+    services = alice.app.services
+    (services.workspaces.folder(services.workspaces.load(ws)) / "placed.tif").write_bytes(tif.read_bytes())
+    result = alice("products", "add", "placed.tif", "--ws", "floods")
+    assert result.exit_code == 0, result.output
+    assert alice.sdk(alice.token()).products.list_names(ws) == ["placed.tif"]
+    absent = alice("products", "add", "absent.tif", "--ws", "floods")
+    assert absent.exit_code == 1 and "workspace's folder" in absent.stderr
+
+
+def test_edit(alice: Cli, ws: str, tif: Path) -> None:
+    upload(alice, tif)
+    assert alice("products", "edit", "scene.tif", "--ws", "floods").exit_code == 2
+    result = alice("products", "edit", "scene.tif", "--ws", "floods", "--friendly-name", "Flood scene",
+                   "--description", "January")
+    assert result.exit_code == 0, result.output
+    product = alice.sdk(alice.token()).products.get("scene.tif", ws)
+    assert product.product_friendly_name == "Flood scene" and product.description == "January"
+
+
+def test_copy_to_another_workspace(alice: Cli, ws: str, tif: Path) -> None:
+    upload(alice, tif)
+    other = alice("ws", "create", "archive").stdout.strip()
+    result = alice("products", "copy", "scene.tif", "--ws", "floods", "--to", "archive")
+    assert result.exit_code == 0, result.output
+    assert "Copied scene.tif" in result.stderr
+    assert alice.sdk(alice.token()).products.list_names(other) == ["scene.tif"]
+    again = alice("products", "copy", "scene.tif", "--ws", "floods", "--to", other)
+    assert again.exit_code == 0 and "already" in again.stderr
+    same = alice("products", "copy", "scene.tif", "--ws", "floods", "--to", "floods")
+    assert same.exit_code == 2
+
+
+def test_delete_several_in_the_background(alice: Cli, ws: str, tif: Path, tmp_path: Path) -> None:
+    upload(alice, tif)
+    upload(alice, make_geotiff(tmp_path / "b.tif", count=1))
+    upload(alice, make_geotiff(tmp_path / "c.tif", count=1))
+    result = alice("products", "delete", "scene.tif", "b.tif", "--ws", "floods", "--yes")
+    assert result.exit_code == 0, result.output
+    assert "Deleted scene.tif, b.tif" in result.stderr
+    assert alice.sdk(alice.token()).products.list_names(ws) == ["c.tif"]
+
+
+def test_import_from_a_server_with_only_the_get_form(alice: Cli, ws: str, tif: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from wasdi_sdk import APIError
+    from wasdi_sdk.resources.file_buffer import FileBufferResource
+
+    def no_post(self: FileBufferResource, **kwargs: object) -> None:
+        raise APIError("Method Not Allowed", status=405)
+
+    monkeypatch.setattr(FileBufferResource, "import_product", no_post)
+    imports = alice.app.services.settings.data_dir / "imports"
+    imports.mkdir()
+    (imports / "scene.tif").write_bytes(tif.read_bytes())
+    result = alice("import", (imports / "scene.tif").as_uri(), "--ws", "floods", "--wait")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "scene.tif\n"
+    assert alice.sdk(alice.token()).products.list_names(ws) == ["scene.tif"]
+
+    def refused(self: FileBufferResource, **kwargs: object) -> None:
+        raise APIError("Bad Request", status=400)
+
+    monkeypatch.setattr(FileBufferResource, "import_product", refused)
+    assert alice("import", (imports / "scene.tif").as_uri(), "--ws", "floods").exit_code == 1

@@ -117,3 +117,25 @@ def test_search_needs_a_login(cli: Cli) -> None:
 
 def test_search_is_in_the_help(cli: Cli) -> None:
     assert "search" in cli("--help").stdout
+
+
+def test_search_several_types_together(alice: Cli) -> None:
+    count = alice("search", "--platform", "S2", *JANUARY_ALPS, "--type", "S2MSI2A,S2MSI1C", "--count")
+    assert count.exit_code == 0, count.output
+    assert count.stdout == "3\n"
+    found = alice("search", "--platform", "S2", *JANUARY_ALPS, "--type", "S2MSI2A, S2MSI1C", "-q")
+    assert found.exit_code == 0, found.output
+    assert sorted(found.stdout.splitlines()) == sorted([S2_L2A_JAN05, S2_L1C_JAN15_UTM, INDEX_S2_JAN25])
+    paged = alice("search", "--platform", "S2", *JANUARY_ALPS, "--type", "S2MSI2A,S2MSI1C", "--limit", "2")
+    assert paged.exit_code == 2 and "--limit takes one --type" in paged.stderr
+
+
+def test_providers(alice: Cli) -> None:
+    expected = alice.sdk(alice.token()).search.list_providers()
+    assert expected
+    quiet = alice("providers", "-q")
+    assert quiet.exit_code == 0, quiet.output
+    assert quiet.stdout.splitlines() == [p.code for p in expected]
+    data = json.loads(alice("providers", "--json").stdout)
+    assert data == [p.to_wire() for p in expected]
+    assert "LOCAL" in alice("providers").stdout

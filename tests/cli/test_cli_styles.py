@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import ALICE, BOB, BOB_PASSWORD, Cli, lines
-from wasdi_cli import output
+from tests.cli.conftest import ALICE, ALICE_PASSWORD, BOB, BOB_PASSWORD, Cli, lines
+from wasdi_cli import connection, output
+from wasdi_server import create_app, load_settings
 
 SLD = (b'<?xml version="1.0"?><StyledLayerDescriptor xmlns="http://www.opengis.net/sld" version="1.0.0">'
        b'<NamedLayer><UserStyle><FeatureTypeStyle><Rule><RasterSymbolizer><ColorMap>'
@@ -199,3 +200,61 @@ def test_images_refusals(alice: Cli, tmp_path: Path) -> None:
     png.write_bytes(PNG)
     assert alice("images", "upload", str(png), "users", "--folder", BOB).exit_code == 4
     assert alice("images", "upload", str(png), "nowhere").exit_code == 1
+
+
+def test_update_with_an_sld_replaces_the_xml(alice: Cli, sld_file: Path, tmp_path: Path) -> None:
+    style_id = upload(alice, sld_file)
+    new = tmp_path / "new.sld"
+    new.write_bytes(SLD2)
+    result = alice("styles", "update", "floods", "--file", str(new))
+    assert result.exit_code == 0 and "Replaced the SLD" in result.stderr
+    assert alice.sdk(alice.token()).styles.get_xml(style_id) == SLD2.decode()
+    binary = tmp_path / "bad.sld"
+    binary.write_bytes(b"\xff\xfe\x00")
+    assert alice("styles", "update", "floods", "--file", str(binary)).exit_code == 2
+
+
+def test_node_delete_on_a_compute_node(cli: Cli, sld_file: Path, tmp_path: Path,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    cli.login()
+    upload(cli, sld_file)
+    on_main = cli("styles", "node-delete", "floods", "--yes")
+    assert on_main.exit_code == 1 and "compute nodes" in on_main.stderr
+    assert cli("styles", "node-delete", "floods").exit_code == 2  # no terminal, no --yes
+    node_app = create_app(load_settings(data_dir=tmp_path / "node", environ={}, node_code="node1"))
+    try:
+        main_style = cli.app.services.store.collection("styles").find()[0]
+        node_app.services.users.add(ALICE, ALICE_PASSWORD)
+        node_app.services.store.collection("styles").insert(main_style)
+        node = Cli(node_app, cli.config_dir)
+        monkeypatch.setattr(connection, "make_client", node.make_client)
+        node.login()
+        result = node("styles", "node-delete", "floods", "--yes")
+        assert result.exit_code == 0, result.output
+        assert "Deleted the node's copy of style 'floods'" in result.stderr
+        assert node_app.services.store.collection("styles").find() == []
+        node.close()
+    finally:
+        node_app.services.close()
+
+
+APP_ID = "6f1c2a52-5b1e-4c8e-9d1a-0c6b1f3e9a01"
+
+
+def test_images_logo_and_gallery_of_an_app(alice: Cli, tmp_path: Path) -> None:
+    processors = alice.app.services.store.collection("processors")
+    processors.insert({"processorId": APP_ID, "name": "hellowasdi", "userId": ALICE, "isPublic": 0, "logo": ""})
+    png = tmp_path / "shot.png"
+    png.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 64)
+    result = alice("images", "logo", APP_ID, str(png))
+    assert result.exit_code == 0, result.output
+    assert processors.get(APP_ID)["logo"].endswith("name=logo.png")
+    added = alice("images", "gallery", APP_ID, str(png))
+    assert added.exit_code == 0, added.output
+    assert added.stdout.strip().endswith("folder=hellowasdi&name=1.png")
+    assert alice.sdk(alice.token()).images.get(collection="processors", folder="hellowasdi", name="1.png") == \
+        png.read_bytes()
+    gif = tmp_path / "x.gif"
+    gif.write_bytes(b"GIF89a")
+    assert alice("images", "logo", APP_ID, str(gif)).exit_code == 1
+    assert alice("images", "logo", "no-such-app", str(png)).exit_code == 1

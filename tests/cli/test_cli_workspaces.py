@@ -235,3 +235,26 @@ def test_list_with_an_expired_session_says_so(alice: Cli) -> None:
     alice.app.services.sessions.close(token)  # the server forgets it, the profile still has it
     result = alice("ws", "list")
     assert result.exit_code == 4 and "wasdi login" in result.stderr
+
+
+def test_name_by_id(alice: Cli, cli: Cli) -> None:
+    ws_id = create(alice, "floods")
+    result = alice("ws", "name", ws_id)
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "floods\n"
+    missing = alice("ws", "name", "00000000-0000-0000-0000-000000000000")
+    assert missing.exit_code != 0 and missing.stdout == ""
+
+
+def test_set_public_private_and_name(alice: Cli) -> None:
+    ws_id = create(alice, "floods")
+    assert alice("ws", "set", "floods").exit_code == 2
+    result = alice("ws", "set", "floods", "--public")
+    assert result.exit_code == 0, result.output
+    assert "is now public" in result.stderr
+    sdk = alice.sdk(alice.token())
+    assert sdk.workspaces.get(ws_id).is_public is True
+    result = alice("ws", "set", ws_id, "--private", "--name", "floods-2023")
+    assert result.exit_code == 0, result.output
+    details = sdk.workspaces.get(ws_id)
+    assert details.is_public is False and details.name == "floods-2023"

@@ -12,7 +12,8 @@ from ..output import Output, epoch_ms, message
 if TYPE_CHECKING:
     from wasdi_sdk import WasdiClient
 
-app = typer.Typer(name="credits", help="Credit packages: list, total, types on sale, buy.", no_args_is_help=True)
+app = typer.Typer(name="credits", help="Credit packages: list, total, types on sale, buy, confirm a payment.",
+                  no_args_is_help=True)
 
 LIST_COLUMNS = (
     ("id", lambda p: p.credit_package_id),
@@ -102,3 +103,18 @@ def buy(
     Output().value(url)
     message(f"Created credit package {package_id} ({package_type}); open the URL above to pay. "
             "It counts in 'wasdi credits total' once the payment is confirmed.")
+
+
+@app.command()
+def confirm(
+    checkout_session: Annotated[str, typer.Argument(metavar="CHECKOUT_SESSION", help="The checkout session id "
+                                                                                     "(cs_...) of the payment.")],
+    provider: Annotated[str, typer.Option("--provider", help="Payment provider: local or stripe.")] = "local",
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+) -> None:
+    """Have the server check a paid checkout with its provider and count the credit package (when the
+    browser did not come back from the checkout page); no login needed."""
+    with _client(profile, base_url, require_session=False) as client:
+        client.credits.confirm_payment(checkout_session, payprov=provider)
+    message(f"Checkout {checkout_session} confirmed: the credit package counts in 'wasdi credits total'")

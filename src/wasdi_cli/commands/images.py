@@ -7,15 +7,16 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from .. import connection, output
+from ..apps_lookup import AppArg, app_label, resolve_app
 from ..errors import USAGE, CliError
 from ..options import BaseUrlOpt, ProfileOpt, YesOpt
-from ..output import message, progress
+from ..output import Output, message, progress
 
 if TYPE_CHECKING:
     pass
 
-app = typer.Typer(name="images", help="Images: upload, get, check and delete (jpg, png or svg, at most 2 MiB).",
-                  no_args_is_help=True)
+app = typer.Typer(name="images", help="Images: upload, get, check and delete (jpg, png or svg, at most 2 MiB); "
+                                       "an app's logo and gallery.", no_args_is_help=True)
 
 COLLECTIONS = "processors, users, organizations, styles or globathy"
 
@@ -47,6 +48,34 @@ def upload(
           progress(f"Uploading {file.name}", file.stat().st_size) as advance):
         client.images.upload(file, collection=collection, folder=folder, name=stem, on_progress=advance)
     message(f"Uploaded {file.name} to {_where(collection, folder, stem)}")
+
+
+ImageFileArg = Annotated[Path, typer.Argument(metavar="FILE", exists=True, dir_okay=False, readable=True,
+                                              help="The image: jpg, png or svg, at most 2 MiB.")]
+
+
+@app.command()
+def logo(app_: AppArg, file: ImageFileArg,
+         profile: ProfileOpt = None, base_url: BaseUrlOpt = None) -> None:
+    """Set an app's logo (it replaces the previous one); you need write access to the app."""
+    with connection.client(profile, base_url) as client:
+        app_id, entry = resolve_app(client, app_)
+        with progress(f"Uploading {file.name}", file.stat().st_size) as advance:
+            client.images.upload_processor_logo(file, processor_id=app_id, filename=file.name, on_progress=advance)
+    message(f"Set the logo of app {app_label(app_id, entry)}")
+
+
+@app.command()
+def gallery(app_: AppArg, file: ImageFileArg, profile: ProfileOpt = None, base_url: BaseUrlOpt = None) -> None:
+    """Add an image to an app's gallery (six at most); prints the image's link on stdout."""
+    with connection.client(profile, base_url) as client:
+        app_id, entry = resolve_app(client, app_)
+        with progress(f"Uploading {file.name}", file.stat().st_size) as advance:
+            added = client.images.upload_gallery_image(file, processor_id=app_id, filename=file.name,
+                                                       on_progress=advance)
+    if added.string_value:
+        Output().value(added.string_value)
+    message(f"Added {file.name} to the gallery of app {app_label(app_id, entry)}")
 
 
 @app.command()

@@ -12,6 +12,7 @@ from .products import WorkspaceOpt, follow, wait_bar
 from .workspaces import resolve_workspace
 
 app = typer.Typer()
+METHOD_NOT_ALLOWED = 405
 
 
 @app.command("import")
@@ -34,14 +35,22 @@ def import_(
     """Import a remote file into a workspace.
 
     Prints the DOWNLOAD process id on stdout (or DONE when the product is already there); with
-    --wait, waits for it and prints the product's file name.
+    --wait, waits for it and prints the product's file name.  Older servers that only take the GET
+    form of the request are asked that way.
     """
-    from wasdi_sdk import ProcessFailedError, ProcessTimeoutError
+    from wasdi_sdk import APIError, ProcessFailedError, ProcessTimeoutError
 
     with connection.connect(connection.resolve(profile, base_url)) as client:
         workspace_id, _ = resolve_workspace(client, workspace)
-        started = client.file_buffer.import_product(file_url=url, workspace=workspace_id, name=name,
-                                                    provider=provider, platform=platform)
+        try:
+            started = client.file_buffer.import_product(file_url=url, workspace=workspace_id, name=name,
+                                                        provider=provider, platform=platform)
+        except APIError as e:
+            if e.status != METHOD_NOT_ALLOWED:
+                raise
+            # An older server knows only the GET form of /filebuffer/download: same arguments, same answers.
+            started = client.file_buffer.import_product_by_query(workspace_id, file_url=url, name=name,
+                                                                 provider=provider, platform=platform)
         process_id = started.string_value or ""
         if process_id == "DONE":
             Output().value("DONE")

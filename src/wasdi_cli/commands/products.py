@@ -14,8 +14,8 @@ from .workspaces import resolve_workspace
 if TYPE_CHECKING:
     pass
 
-app = typer.Typer(name="products", help="Products of a workspace: list, show, upload, download, delete.",
-                  no_args_is_help=True)
+app = typer.Typer(name="products", help="Products of a workspace: list, show, metadata, upload, add, edit, "
+                                        "download, copy, delete.", no_args_is_help=True)
 
 WorkspaceOpt = Annotated[str, typer.Option("--ws", metavar="ID_OR_NAME", help="Workspace id, or its exact name.")]
 ProductArg = Annotated[str, typer.Argument(metavar="FILE", help="File name of the product in the workspace.")]
@@ -40,6 +40,15 @@ LIST_COLUMNS = (
     ("style", lambda p: p.style),
     ("bbox", lambda p: p.bbox),
 )
+
+LIGHT_COLUMNS = (
+    ("file", lambda p: p.file_name),
+    ("name", lambda p: p.product_friendly_name or p.name),
+    ("bbox", lambda p: p.bbox),
+)
+
+GENERATING = "Generating Metadata, try later"
+"""The name of the placeholder the server answers while it reads a product's metadata."""
 
 SHOW_FIELDS = (
     ("file", lambda p: p.file_name),
@@ -72,14 +81,26 @@ def follow(advance: Any) -> Any:
 
 
 @app.command("list")
-def list_(workspace: WorkspaceOpt, profile: ProfileOpt = None, base_url: BaseUrlOpt = None, json: JsonOpt = False,
-          quiet: QuietOpt = False) -> None:
-    """Products of a workspace (file, friendly name, bands, style, footprint)."""
+def list_(
+    workspace: WorkspaceOpt,
+    light: Annotated[bool, typer.Option("--light", help="Only file, name and footprint (faster for big "
+                                                       "workspaces).")] = False,
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+    json: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Products of a workspace (file, friendly name, bands, style, footprint); -q: their file names only."""
     out = Output(json_output=json, quiet=quiet)
     with connection.client(profile, base_url) as client:
         workspace_id, _ = resolve_workspace(client, workspace)
-        products = client.products.list(workspace_id)
-    out.items(products, LIST_COLUMNS, id_of=lambda p: p.file_name, empty="No products.")
+        if quiet:
+            for file_name in sorted(client.products.list_names(workspace_id)):
+                out.value(file_name)
+            return
+        products = client.products.list_light(workspace_id) if light else client.products.list(workspace_id)
+    out.items(products, LIGHT_COLUMNS if light else LIST_COLUMNS, id_of=lambda p: p.file_name,
+              empty="No products.")
 
 
 @app.command()
@@ -96,6 +117,137 @@ def show(product: ProductArg, workspace: WorkspaceOpt, profile: ProfileOpt = Non
         except EmptyResultError as e:
             raise CliError(f"no product '{product}' in the workspace (or it is not accessible)") from e
     out.item(details, SHOW_FIELDS, id_of=lambda p: p.file_name)
+
+
+def _tree(element: Any, depth: int = 0) -> None:
+    pad = "  " * depth
+    output.Output().value(f"{pad}{element.name or ''}")
+    for attribute in element.attributes or []:
+        output.Output().value(f"{pad}  {attribute.description}: {attribute.data if attribute.data is not None else ''}")
+    for child in element.elements or []:
+        _tree(child, depth + 1)
+
+
+@app.command()
+def metadata(
+    product: ProductArg,
+    workspace: WorkspaceOpt,
+    timeout: Annotated[float, typer.Option("--timeout", min=0, help="While the server reads the metadata (the first "
+                                                                    "time it is asked), wait this many seconds "
+                                                                    "for it.")] = 60,
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """The metadata tree of a product: its elements, indented, with their attributes."""
+    import time
+
+    from wasdi_sdk import EmptyResultError
+
+    out = Output(json_output=json)
+    deadline = time.monotonic() + timeout
+    with connection.client(profile, base_url) as client:
+        workspace_id, _ = resolve_workspace(client, workspace)
+        while True:
+            try:
+                tree = client.products.get_metadata(product, workspace_id)
+            except EmptyResultError as e:
+                raise CliError(f"no metadata for '{product}' (no such product, or it has none)") from e
+            if tree.name != GENERATING:
+                break
+            if time.monotonic() >= deadline:
+                raise CliError(f"the server is still reading the metadata of '{product}'; try again in a moment")
+            time.sleep(0.2)
+    if out.json:
+        out.item(tree, (), id_of=lambda t: t.name)
+        return
+    _tree(tree)
+
+
+@app.command()
+def add(product: ProductArg, workspace: WorkspaceOpt, profile: ProfileOpt = None, base_url: BaseUrlOpt = None) -> None:
+    """Make a file already in the workspace's folder (written by an app, say) one of its products."""
+    from wasdi_sdk import EmptyResultError
+
+    with connection.client(profile, base_url) as client:
+        workspace_id, _ = resolve_workspace(client, workspace)
+        try:
+            result = client.products.add_to_workspace(product, workspace_id)
+        except EmptyResultError:
+            result = None
+    if result is None or not result.bool_value:
+        raise CliError(f"'{product}' was not added: is the file in the workspace's folder?")
+    message(f"{product} is a product of the workspace")
+
+
+@app.command()
+def edit(
+    product: ProductArg,
+    workspace: WorkspaceOpt,
+    friendly_name: Annotated[str | None, typer.Option("--friendly-name", help="The name shown for it.")] = None,
+    style: Annotated[str | None, typer.Option("--style", help="Its default style.")] = None,
+    description: Annotated[str | None, typer.Option("--description", help="Its description.")] = None,
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+) -> None:
+    """Change a product's friendly name, default style or description."""
+    from wasdi_sdk import EmptyResultError
+
+    if friendly_name is None and style is None and description is None:
+        raise CliError("nothing to change: give --friendly-name, --style or --description", USAGE)
+    with connection.client(profile, base_url) as client:
+        workspace_id, _ = resolve_workspace(client, workspace)
+        try:
+            current = client.products.get(product, workspace_id)
+        except EmptyResultError as e:
+            raise CliError(f"no product '{product}' in the workspace (or it is not accessible)") from e
+        if friendly_name is not None:
+            current.product_friendly_name = friendly_name
+        if style is not None:
+            current.style = style
+        if description is not None:
+            current.description = description
+        current.file_name = current.file_name or product
+        client.products.update(workspace_id, current)
+    message(f"Updated {product}")
+
+
+@app.command()
+def copy(
+    products: Annotated[list[str], typer.Argument(metavar="FILE...", help="File names of the products.")],
+    workspace: WorkspaceOpt,
+    to: Annotated[str, typer.Option("--to", metavar="ID_OR_NAME", help="The workspace to copy them to.")],
+    wait: Annotated[bool, typer.Option("--wait/--no-wait", help="Wait until each copy is done.")] = True,
+    timeout: Annotated[float | None, typer.Option("--timeout", min=0, help="Give up waiting after this many "
+                                                                           "seconds.")] = None,
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+) -> None:
+    """Copy products to another workspace (a background SHARE process each; prints their ids with --no-wait)."""
+    from wasdi_sdk import ProcessFailedError, ProcessTimeoutError
+
+    with connection.client(profile, base_url) as client:
+        origin_id, _ = resolve_workspace(client, workspace)
+        destination_id, _ = resolve_workspace(client, to)
+        if origin_id == destination_id:
+            raise CliError("--ws and --to are the same workspace", USAGE)
+        for product in products:
+            started = client.file_buffer.share(origin_id, destination_id, product)
+            process_id = started.string_value or ""
+            if process_id == "PRODUCT_ALREADY_PRESENT":
+                message(f"{product} is already in the destination workspace")
+                continue
+            if not wait:
+                Output().value(process_id)
+                message(f"Copying {product}: process {process_id}")
+                continue
+            try:
+                with wait_bar(f"Copying {product}") as advance:
+                    client.wait_for_process(process_id, timeout=timeout, poll_interval=0.5, max_interval=5.0,
+                                            on_update=follow(advance))
+            except (ProcessFailedError, ProcessTimeoutError) as e:
+                raise CliError(f"the copy of {product} failed: {e}") from e
+            message(f"Copied {product}")
 
 
 @app.command()
@@ -176,11 +328,17 @@ def delete(
     keep_files: Annotated[bool, typer.Option("--keep-files", help="Keep the files, only forget the products.")]
     = False,
     keep_layers: Annotated[bool, typer.Option("--keep-layers", help="Keep their published map layers.")] = False,
+    wait: Annotated[bool, typer.Option("--wait/--no-wait", help="With several products (deleted in the background): "
+                                                                "wait until they are gone.")] = True,
+    timeout: Annotated[float | None, typer.Option("--timeout", min=0, help="Give up waiting after this many "
+                                                                           "seconds.")] = None,
     yes: YesOpt = False,
     profile: ProfileOpt = None,
     base_url: BaseUrlOpt = None,
 ) -> None:
     """Delete products from a workspace (with their files and map layers unless kept)."""
+    from wasdi_sdk import ProcessFailedError, ProcessTimeoutError
+
     if not yes and not output.stdin_is_tty():
         raise CliError("refusing to delete without confirmation: stdin is not a terminal; pass --yes", USAGE)
     with connection.client(profile, base_url) as client:
@@ -190,6 +348,21 @@ def delete(
             if not typer.confirm(f"Delete {what}{'' if keep_files else ' and the files'}?", default=False, err=True):
                 message("Cancelled")
                 raise typer.Exit(1)
-        for product in products:
-            client.products.delete(product, workspace_id, deletefile=not keep_files, deletelayer=not keep_layers)
-            message(f"Deleted {product}")
+        if len(products) == 1:
+            client.products.delete(products[0], workspace_id, deletefile=not keep_files,
+                                   deletelayer=not keep_layers)
+            message(f"Deleted {products[0]}")
+            return
+        started = client.products.delete_many(workspace_id, list(products), deletefile=not keep_files,
+                                              deletelayer=not keep_layers)
+        if not wait:
+            Output().value(started.string_value or "")
+            message(f"Deleting {len(products)} products: process {started.string_value}")
+            return
+        try:
+            with wait_bar(f"Deleting {len(products)} products") as advance:
+                client.wait_for_process(started.string_value or "", timeout=timeout, poll_interval=0.5,
+                                        max_interval=5.0, on_update=follow(advance))
+        except (ProcessFailedError, ProcessTimeoutError) as e:
+            raise CliError(f"the deletion failed: {e}") from e
+    message(f"Deleted {', '.join(products)}")

@@ -81,7 +81,9 @@ def search(
     = None,
     bbox: Annotated[str | None, typer.Option("--bbox", metavar="N,W,S,E", help="Area: north, west, south, east in "
                                                                               "degrees.")] = None,
-    product_type: Annotated[str | None, typer.Option("--type", help="Product type, e.g. GRD or S2MSI2A.")] = None,
+    product_type: Annotated[str | None, typer.Option("--type", help="Product type, e.g. GRD or S2MSI2A; several, "
+                                                                   "comma separated, are searched together.")]
+    = None,
     cloud: Annotated[str | None, typer.Option("--cloud", metavar="LO,HI",
                                               help="Cloud cover range in percent (Sentinel-2 only).")] = None,
     orbit: Annotated[int | None, typer.Option("--orbit", min=0, help="Relative orbit number.")] = None,
@@ -109,25 +111,32 @@ def search(
     out = Output(json_output=json, quiet=quiet)
     box = parse_bbox(bbox) if bbox else None
     cloud_range = parse_cloud(cloud) if cloud else None
+    types = [t.strip() for t in product_type.split(",") if t.strip()] if product_type else [None]
+    if limit is not None and len(types) > 1:
+        raise CliError("--limit takes one --type: a page is one query", USAGE)
     try:
-        query = build_query(platform, date_from, date_to, bbox=box, product_type=product_type, orbit=orbit,
-                            sensor_mode=mode, params=parse_params(param), file_name=name,
-                            cloud_coverage=f"[{_number(cloud_range[0])} TO {_number(cloud_range[1])}]"
-                            if cloud_range else None)
+        queries = [build_query(platform, date_from, date_to, bbox=box, product_type=kind, orbit=orbit,
+                               sensor_mode=mode, params=parse_params(param), file_name=name,
+                               cloud_coverage=f"[{_number(cloud_range[0])} TO {_number(cloud_range[1])}]"
+                               if cloud_range else None)
+                   for kind in types]
     except ValueError as e:
         raise CliError(str(e), USAGE) from e
+    query = queries[0]
     if show_query:
-        message(query)
+        for text in queries:
+            message(text)
     with connection.connect(connection.resolve(profile, base_url)) as client:
         try:
             if count:
-                found = client.search.count(query, providers=provider)
+                found = (client.search.count(query, providers=provider) if len(queries) == 1
+                         else client.search.count_list(queries, providers=provider))
                 Output().value(str(found))
                 return
             if limit is not None:
                 results = client.search.query(query, providers=provider, offset=0, limit=limit)
             else:
-                results = client.search.query_list([query], providers=provider)
+                results = client.search.query_list(queries, providers=provider)
         except EmptyResultError as e:
             raise CliError("the search failed: the query was refused (no access to the mission, or an unknown "
                            "provider) or every data provider failed") from e
@@ -138,3 +147,20 @@ def search(
             Output().value(result.link or "")
         return
     out.items(results, RESULT_COLUMNS, id_of=lambda r: r.title, empty="No products found.")
+
+
+PROVIDER_COLUMNS = (
+    ("code", lambda p: p.code),
+    ("description", lambda p: p.description),
+    ("link", lambda p: p.link),
+)
+
+
+@app.command("providers")
+def providers(profile: ProfileOpt = None, base_url: BaseUrlOpt = None, json: JsonOpt = False,
+              quiet: QuietOpt = False) -> None:
+    """The data providers the server searches (their codes are what 'wasdi search --provider' takes)."""
+    out = Output(json_output=json, quiet=quiet)
+    with connection.connect(connection.resolve(profile, base_url)) as client:
+        found = client.search.list_providers()
+    out.items(found, PROVIDER_COLUMNS, id_of=lambda p: p.code, empty="No data providers.")

@@ -117,6 +117,13 @@ def upload(
     message(f"Created style '{style_name}'")
 
 
+def _sld_text(file: Path) -> str:
+    try:
+        return file.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise CliError(f"{file} is not a UTF-8 SLD file (give a .sld, or a .zip holding one)", USAGE) from e
+
+
 @app.command()
 def update(
     style: StyleArg,
@@ -137,7 +144,10 @@ def update(
         label = named(style_id, entry)
         if file is not None:
             try:
-                client.styles.update_file(file, style_id=style_id, zipped=file.suffix.lower() == ".zip")
+                if file.suffix.lower() == ".zip":
+                    client.styles.update_file(file, style_id=style_id, zipped=True)
+                else:
+                    client.styles.update_xml(style_id=style_id, style_xml=_sld_text(file))
                 message(f"Replaced the SLD of style {label}")
             except NotModifiedError:
                 message(f"The SLD of style {label} is unchanged")
@@ -198,3 +208,25 @@ def delete(style: StyleArg, yes: YesOpt = False, profile: ProfileOpt = None, bas
 
 add_share_commands(app, noun="style", group="styles", id_param="style_id",
                    resource_arg=StyleArg, resolve=resolve_style, label=named)
+
+
+@app.command("node-delete")
+def node_delete(style: StyleArg, yes: YesOpt = False, profile: ProfileOpt = None,
+                base_url: BaseUrlOpt = None) -> None:
+    """Delete the copy of a style kept on a compute node (run it against the node: --base-url); the style
+    itself is deleted on the main node with 'wasdi styles delete'."""
+    with connection.client(profile, base_url) as client:
+        style_id, entry = resolve_style(client, style)
+        name = getattr(entry, "name", None)
+        if not name:
+            raise CliError(f"the node does not list the style '{style}': give its name as the node lists it "
+                           "('wasdi styles list' against the node)")
+        label = named(style_id, entry)
+        if not yes:
+            if not output.stdin_is_tty():
+                raise CliError("refusing to delete without confirmation: stdin is not a terminal; pass --yes", USAGE)
+            if not typer.confirm(f"Delete the node's copy of style {label}?", default=False, err=True):
+                message("Cancelled")
+                raise typer.Exit(1)
+        client.styles.node_delete(style_id=style_id, style_name=name)
+    message(f"Deleted the node's copy of style {label}")

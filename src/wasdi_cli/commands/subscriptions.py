@@ -16,8 +16,8 @@ if TYPE_CHECKING:
     from wasdi_sdk import WasdiClient
     from wasdi_sdk.models import SubscriptionListViewModel
 
-app = typer.Typer(name="subscriptions", help="Subscriptions: list, create, show, update, delete, share and buy.",
-                  no_args_is_help=True)
+app = typer.Typer(name="subscriptions", help="Subscriptions: list, active, count, create, show, update, delete, "
+                                              "share, buy and confirm.", no_args_is_help=True)
 
 SubscriptionArg = Annotated[str, typer.Argument(metavar="ID_OR_NAME", help="Subscription id, or its exact name.")]
 NameOpt = Annotated[str | None, typer.Option("--name", help="Name (a name you already use gets a '(n)' suffix).")]
@@ -145,6 +145,43 @@ def show(subscription: SubscriptionArg, profile: ProfileOpt = None, base_url: Ba
     out.item(details, SHOW_FIELDS, id_of=lambda s: s.subscription_id)
 
 
+ACTIVE_FIELDS = (
+    ("id", lambda s: s.subscription_id),
+    ("name", lambda s: s.name),
+    ("type", lambda s: s.type_name or s.type_id),
+    ("owner", lambda s: s.owner_user_id),
+    ("start", lambda s: s.start_date),
+    ("end", lambda s: s.end_date),
+    ("organization", lambda s: s.organization_name or s.organization_id),
+    ("why", lambda s: s.reason),
+    ("running time", lambda s: s.running_time),
+)
+
+
+@app.command()
+def active(profile: ProfileOpt = None, base_url: BaseUrlOpt = None, json: JsonOpt = False,
+           quiet: QuietOpt = False) -> None:
+    """The subscription your work is counted on now (your active one, else your best valid one)."""
+    from wasdi_sdk import EmptyResultError, NotFoundError
+
+    out = Output(json_output=json, quiet=quiet)
+    with connection.client(profile, base_url) as client:
+        try:
+            current = client.subscriptions.get_active()
+        except (NotFoundError, EmptyResultError) as e:
+            raise CliError("you have no valid subscription (see 'wasdi subscriptions types' and "
+                           "'wasdi subscriptions buy')") from e
+    out.item(current, ACTIVE_FIELDS, id_of=lambda s: s.subscription_id)
+
+
+@app.command()
+def count(profile: ProfileOpt = None, base_url: BaseUrlOpt = None) -> None:
+    """How many subscriptions the server holds (admins)."""
+    with connection.client(profile, base_url) as client:
+        total = client.subscriptions.count()
+    Output().value(str(total.int_value or 0))
+
+
 @app.command()
 def types(profile: ProfileOpt = None, base_url: BaseUrlOpt = None, json: JsonOpt = False,
           quiet: QuietOpt = False) -> None:
@@ -251,6 +288,22 @@ def buy(
     Output().value(url)
     message(f"Open the URL above to pay for subscription {named(subscription_id, entry)}; it becomes valid "
             "once the payment is confirmed.")
+
+
+@app.command()
+def confirm(
+    checkout_session: Annotated[str, typer.Argument(metavar="CHECKOUT_SESSION", help="The checkout session id "
+                                                                                     "(cs_...) of the payment.")],
+    provider: Annotated[str, typer.Option("--provider", help="Payment provider: local or stripe.")] = "local",
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+) -> None:
+    """Have the server check a paid checkout with its provider and mark the subscription paid (when the
+    browser did not come back from the checkout page); no login needed."""
+    target = connection.resolve(profile, base_url)
+    with connection.connect(target, require_session=False) as client:
+        client.subscriptions.confirm_payment(checkout_session, payprov=provider)
+    message(f"Checkout {checkout_session} confirmed: the subscription is paid")
 
 
 add_share_commands(app, noun="subscription", group="subscriptions", id_param="subscription",

@@ -15,7 +15,8 @@ if TYPE_CHECKING:
     from wasdi_sdk import WasdiClient
     from wasdi_sdk.models import WorkspaceListInfoViewModel
 
-app = typer.Typer(name="ws", help="Workspaces: list, create, show, rename, delete and share.", no_args_is_help=True)
+app = typer.Typer(name="ws", help="Workspaces: list, create, show, name, rename, set, delete and share.",
+                  no_args_is_help=True)
 
 WorkspaceArg = Annotated[str, typer.Argument(metavar="ID_OR_NAME", help="Workspace id, or its exact name.")]
 
@@ -137,6 +138,58 @@ def rename(
         except EmptyResultError as e:
             raise CliError(f"cannot rename the workspace '{workspace}' (not found, or no write access)") from e
     message(f"Renamed workspace {named(workspace_id, entry)} to '{updated.name or new_name}'")
+
+
+@app.command("name")
+def name_(
+    workspace_id: Annotated[str, typer.Argument(metavar="ID", help="Workspace id (a process's or a log's, say).")],
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+) -> None:
+    """Print the name of the workspace with this id (also one shared with you, or public)."""
+    from wasdi_sdk import EmptyResultError
+
+    with connection.client(profile, base_url) as client:
+        try:
+            found = client.workspaces.name_by_id(workspace_id)
+        except EmptyResultError as e:
+            raise CliError(f"no workspace has the id '{workspace_id}' (or it is not accessible)") from e
+    if not found:
+        raise CliError(f"no workspace has the id '{workspace_id}' (or it is not accessible)")
+    Output().value(found)
+
+
+@app.command("set")
+def set_(
+    workspace: WorkspaceArg,
+    public: Annotated[bool | None, typer.Option("--public/--private", help="Visible to every user (read-only), "
+                                                                           "or only to you and those you share "
+                                                                           "it with.")] = None,
+    new_name: Annotated[str | None, typer.Option("--name", help="A new name (a taken name gets a '(n)' suffix).")]
+    = None,
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+) -> None:
+    """Make a workspace public or private, and/or rename it."""
+    from wasdi_sdk import EmptyResultError
+
+    if public is None and new_name is None:
+        raise CliError("nothing to change: give --public/--private or --name", USAGE)
+    with connection.client(profile, base_url) as client:
+        workspace_id, entry = resolve_workspace(client, workspace)
+        try:
+            current = client.workspaces.get(workspace_id)
+            if public is not None:
+                current.is_public = public
+            if new_name is not None:
+                current.name = new_name
+            updated = client.workspaces.update(current)
+        except EmptyResultError as e:
+            raise CliError(f"cannot change the workspace '{workspace}' (not found, or no write access)") from e
+    changes = [f"named '{updated.name or new_name}'"] if new_name is not None else []
+    if public is not None:
+        changes.append("public" if updated.is_public else "private")
+    message(f"Workspace {named(workspace_id, entry)} is now {' and '.join(changes)}")
 
 
 @app.command()
