@@ -73,12 +73,13 @@ class Launcher:
         """Stop taking work, ask running operations to stop, and wait for them."""
         self._stopping.set()
         self._wake.set()
+        # The loop first: an operation it starts while we look would otherwise outlive the store.
+        if self._thread is not None:
+            self._thread.join(timeout)
         with self._lock:
             running = list(self._running.values())
         for _, ctx in running:
             ctx.stop_event.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
         for thread, _ in running:
             thread.join(timeout)
         self._thread = None
