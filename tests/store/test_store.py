@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Iterator
@@ -282,15 +281,46 @@ def test_corrupt_file_refuses_to_open_and_is_left_untouched(tmp_path: Path, cont
     assert path.read_bytes() == content
 
 
-def test_empty_file_and_leftover_temp_files(tmp_path: Path) -> None:
-    engine = "tinydb"
+def test_leftover_temp_files_are_cleaned_and_an_empty_file_is_refused(tmp_path: Path) -> None:
     db = tmp_path / "db"
     db.mkdir()
     (db / "users.json").write_bytes(b"")
     (db / ".users.json.abc123.tmp").write_text("{partial")
-    with open_store(tmp_path, engine) as s:
+    with open_store(tmp_path, "tinydb") as s:
         assert not (db / ".users.json.abc123.tmp").exists()
-        users = s.declare("users", "user_id")
-        assert users.all() == []
-        users.insert({"user_id": "a"})
-    assert json.loads((db / "users.json").read_text()) == {"users": {"1": {"user_id": "a"}}}
+        # Snapshots are only ever written whole: an emptied users.json would start a server with no users.
+        with pytest.raises(StoreCorruptError, match="zero bytes"):
+            s.declare("users", "user_id")
+    assert (db / "users.json").read_bytes() == b""
+
+
+def _lose(tmp_path: Path, engine: str, how: str) -> Path:
+    """A data directory with one user, then its users' file emptied or removed."""
+    with open_store(tmp_path, engine) as s:
+        s.declare("users", "user_id").insert({"user_id": "a"})
+    target = tmp_path / "db" / ("users.json" if engine == "tinydb" else "store.sqlite3")
+    if how == "emptied":
+        target.write_bytes(b"")
+    else:
+        target.unlink()
+    return target
+
+
+@pytest.mark.parametrize("how", ["emptied", "removed"])
+def test_a_lost_collection_file_is_refused_not_served_empty(tmp_path: Path, engine: str, how: str) -> None:
+    target = _lose(tmp_path, engine, how)
+    with pytest.raises(StoreCorruptError, match="zero bytes" if how == "emptied" else "missing"):
+        s = open_store(tmp_path, engine)
+        try:
+            s.declare("users", "user_id")
+        finally:
+            s.close()
+    assert target.exists() == (how == "emptied")  # nothing was recreated in its place
+
+
+def test_new_data_directories_and_new_collections_need_no_file(tmp_path: Path, engine: str) -> None:
+    with open_store(tmp_path, engine) as s:
+        s.declare("users", "user_id").insert({"user_id": "a"})
+    with open_store(tmp_path, engine) as s:  # a collection a newer version adds
+        assert s.declare("brand_new", "key").all() == []
+        assert [d["user_id"] for d in s.declare("users", "user_id").all()] == ["a"]

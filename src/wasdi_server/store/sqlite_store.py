@@ -18,6 +18,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from wasdi_sdk.atomic_files import write_atomic
+
 from .base import Document, StoreCorruptError
 from .engine import Commit, EngineStore
 from .memory import MemoryCollection
@@ -32,12 +34,24 @@ def _column_value(value: Any) -> Any:
     return value
 
 
+WRITTEN_MARKER = "store.sqlite3.written"
+"""Present once the database has been created: its absence tells a new data directory from a lost file."""
+
+
 class SQLiteStore(EngineStore):
     """Collections stored as tables of ``<data_dir>/db/store.sqlite3``."""
 
     def __init__(self, data_dir: Path) -> None:
         super().__init__(data_dir)
         self.path = self.db_dir / FILE_NAME
+        marker = self.db_dir / WRITTEN_MARKER
+        problem = ("it is empty: zero bytes" if self.path.exists() and self.path.stat().st_size == 0 else
+                   "it is missing, although this data directory had it" if not self.path.exists() and marker.exists()
+                   else None)
+        if problem:
+            self.release_data_dir()
+            raise StoreCorruptError(f"database {self.path} cannot be opened ({problem}); restore it from a backup, "
+                                    "or move the data directory away")
         self._db_lock = threading.Lock()
         self._columns: dict[str, tuple[str, ...]] = {}
         try:
@@ -45,6 +59,8 @@ class SQLiteStore(EngineStore):
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
             self._db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            if not marker.exists():  # from now on a vanished database is a loss, not a new data directory
+                write_atomic(marker, b"")
         except sqlite3.DatabaseError as exc:
             self.release_data_dir()
             raise StoreCorruptError(f"database {self.path} cannot be opened ({exc}); it was left untouched: "

@@ -78,6 +78,10 @@ def _snapshot_payload(name: str, rows: list[tuple[int, Document]]) -> bytes:
     return ("{" + json.dumps(name) + ":{" + ",".join(parts) + "}}").encode()
 
 
+MANIFEST = "collections.manifest"
+"""The list of collections whose snapshot files the data directory has had."""
+
+
 class TinyDBStore(EngineStore):
     """Collections stored as ``<data_dir>/db/<name>.json`` plus ``journal-<n>.jsonl``."""
 
@@ -147,12 +151,13 @@ class TinyDBStore(EngineStore):
             raw = path.read_bytes()
         except FileNotFoundError:
             return {}
-        if not raw:  # left by a crash of a non-atomic writer
-            return {}
 
         def corrupt(problem: str) -> StoreCorruptError:
             return StoreCorruptError(f"collection file {path} is corrupt ({problem}); it was left untouched: "
                                      "repair it or move it away")
+
+        if not raw:  # every snapshot is written whole and atomically: an empty one was emptied by someone else
+            raise corrupt("it is empty: zero bytes")
 
         try:
             data = json.loads(raw)
@@ -177,12 +182,33 @@ class TinyDBStore(EngineStore):
                 rows[doc_id] = doc
         return rows
 
+    def _written_collections(self) -> set[str]:
+        """The collections whose snapshot file this data directory has had (``db/collections.manifest``).
+
+        A missing snapshot is normal only for a collection never declared here before; one this list
+        names was lost, and the store refuses to start rather than serve it empty."""
+        try:
+            return set(json.loads(self._manifest_path().read_bytes()))
+        except FileNotFoundError:
+            # A data directory written before the list existed: what it has now is what it had.
+            return {p.stem for p in self.db_dir.glob("*.json")}
+        except ValueError as exc:
+            raise StoreCorruptError(f"{self._manifest_path()} is corrupt ({exc}); it was left untouched") from exc
+
+    def _manifest_path(self) -> Path:
+        return self.db_dir / MANIFEST
+
     def load(self, name: str, key_field: str, indexes: tuple[str, ...]) -> tuple[Iterable[tuple[int, Document]], str]:
-        rows = self._rows_on_disk(name)
         path = self._snapshot_path(name)
-        if not path.exists():  # so that every declared collection has its readable file (an empty
-            # one: losing it to a crash loses nothing, and an empty file reads as no documents)
-            write_file_atomically(path, json.dumps({name: {}}).encode(), durable=False)
+        written = self._written_collections()
+        if not path.exists() and name in written:
+            raise StoreCorruptError(f"collection file {path} is missing, although this data directory had it; "
+                                    "restore it from a backup, or move the data directory away")
+        rows = self._rows_on_disk(name)
+        if not path.exists():  # so that every declared collection has its readable file
+            write_file_atomically(path, json.dumps({name: {}}).encode())
+        if name not in written or not self._manifest_path().exists():
+            write_file_atomically(self._manifest_path(), json.dumps(sorted(written | {name})).encode())
         self._replay.pop(name, None)  # from now on memory is the authority; _dirty still names it
         return sorted(rows.items()), f"collection file {path}"
 
