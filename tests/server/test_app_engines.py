@@ -89,3 +89,18 @@ def test_update_commands() -> None:
     assert parse_command("upgradePackage/six") == ("upgradePackage", "six")
     assert parse_command("removePackage/six/") == ("removePackage", "six")
     assert parse_command("") is None
+
+
+def test_installers_get_how_to_reach_the_index_and_nothing_else(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    # A machine whose index sits behind its own certificate authority or a proxy must still build apps.
+    monkeypatch.setenv("SSL_CERT_FILE", "/etc/ssl/certs/company.pem")
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.internal:3128")
+    monkeypatch.setenv("UV_INDEX_URL", "https://mirror.internal/simple")
+    monkeypatch.setenv("WASDI_SERVER_STRIPE_API_KEY", "sk_live_secret")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret")
+    env = PythonEngine(LIBRARY)._tool_env(layout(tmp_path))
+    assert env["SSL_CERT_FILE"] == "/etc/ssl/certs/company.pem"
+    assert env["HTTPS_PROXY"] == "http://proxy.internal:3128"
+    assert env["UV_INDEX_URL"] == "https://mirror.internal/simple"
+    assert "WASDI_SERVER_STRIPE_API_KEY" not in env and "AWS_SECRET_ACCESS_KEY" not in env

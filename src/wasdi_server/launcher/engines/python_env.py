@@ -26,6 +26,12 @@ from .requirements import package_name, read_requirements
 BUILD_TIMEOUT = 30 * 60
 """Seconds one installer command may take."""
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
+INSTALLER_VARIABLES = frozenset({
+    "UV_CACHE_DIR", "UV_INDEX_URL", "UV_EXTRA_INDEX_URL", "UV_DEFAULT_INDEX", "UV_INDEX", "UV_NATIVE_TLS",
+    "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_CERT", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE",
+    "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
+})
+"""What the installers (uv, pip) may read of the server's environment: how to reach the package index."""
 NOT_APPLIED = {
     "packages.txt": "packages.txt lists system packages: they are not applied on this server (no system "
                     "package manager for apps); the build goes on",
@@ -82,8 +88,9 @@ class PythonEngine:
     def _tool_env(self, app: AppLayout) -> dict[str, str]:
         env = {"PATH": SYSTEM_PATH, "HOME": os.environ.get("HOME", str(app.home)), "LANG": "C.UTF-8",
                "TMPDIR": os.environ.get("TMPDIR", "/tmp")}
-        if os.environ.get("UV_CACHE_DIR"):
-            env["UV_CACHE_DIR"] = os.environ["UV_CACHE_DIR"]
+        # How this machine reaches the package index: its trust store, proxies and index addresses (an
+        # installer that cannot verify the index's certificate builds nothing).  Never the server's secrets.
+        env.update({name: value for name, value in os.environ.items() if name in INSTALLER_VARIABLES})
         return env
 
     def _call(self, app: AppLayout, command: list[str], log: LogLine) -> None:
