@@ -87,6 +87,10 @@ def test_new_scaffolds_an_app_that_deploys_and_honours_wasdiignore(alice: Cli, w
     doc = wasdi_app.services.apps.records.by_name("hello")
     assert json.loads(doc["paramsSample"]) == {"NAME": "world", "OUTPUT": "hello.txt"}
     assert alice("apps", "new", "Bad Name").exit_code == 2
+    # Deploying the same folder again says what to do instead of the server's bare refusal.
+    again = alice("apps", "deploy", str(folder))
+    assert again.exit_code == 1 and "exists already: add --force" in again.stderr
+    assert alice("apps", "deploy", str(folder), "--force", "--wait").exit_code == 0
 
 
 def test_list_show_update_build_log_packages_download_delete(alice: Cli, wasdi_app: WasdiApp, tmp_path: Path,

@@ -193,13 +193,20 @@ def deploy(
             params_sample = sample.read_text() if sample.is_file() else None
         else:
             archive = source
+        from wasdi_sdk import ConflictError
+
         with connection.client(profile, base_url) as client:
             workspace_id = resolve_workspace(client, workspace)[0] if workspace else None
             with progress(f"Uploading {app_name}", archive.stat().st_size) as advance:
-                result = client.processors.upload(archive, name=app_name, workspace=workspace_id,
-                                                  description=description, type=app_type,
-                                                  params_sample=params_sample, public=1 if public else 0,
-                                                  minute_timeout=timeout, force=force or None, on_progress=advance)
+                try:
+                    result = client.processors.upload(archive, name=app_name, workspace=workspace_id,
+                                                      description=description, type=app_type,
+                                                      params_sample=params_sample, public=1 if public else 0,
+                                                      minute_timeout=timeout, force=force or None,
+                                                      on_progress=advance)
+                except ConflictError as e:
+                    raise CliError(f"an app named '{app_name}' exists already: add --force to replace yours with "
+                                   f"this one, or deploy under another --name") from e
             process_id = str(result.string_value or "")
             Output().value(process_id)
             message(f"Deploying app '{app_name}'")
