@@ -159,9 +159,16 @@ class SharingService:
                          f"({record['permissions']} access).\n")
         return ShareOutcome(DONE, created=True)
 
-    def unshare(self, caller: User, resource: Resource, target_user_id: str | None) -> None:
-        """Remove one user's sharing: the user themself, a writer, the owner or an admin may."""
+    def unshare(self, caller: User, resource: Resource, target_user_id: str | None, *,
+                others_by_owner_only: bool = False) -> None:
+        """Remove one user's sharing: the user themself, a writer, the owner or an admin may.
+
+        ``others_by_owner_only`` (styles, workflows): someone else's sharing goes only by the owner or an
+        admin, not by a writer."""
         target = normalise_user_id(target_user_id)
+        if (others_by_owner_only and target != caller.user_id and caller.user_id != resource.owner_id
+                and not caller.is_admin):
+            raise Forbidden(MSG_NO_ACCESS_RIGHTS)
         if not target or self.users.get(target) is None:
             raise BadRequest(MSG_SHARING_WITH_NON_EXISTENT_USER)
         if target == resource.owner_id:
@@ -170,6 +177,12 @@ class SharingService:
             raise Forbidden(MSG_NO_ACCESS_RIGHTS)
         if not self.sharings.delete(self.key(resource.type, resource.id, target)):
             raise BadRequest("MSG_ERROR_SHARING_NOT_FOUND")
+
+    def listed(self, caller: User, resource: Resource) -> list[dict[str, Any]]:
+        """The sharings of ``resource`` as the sharing-list endpoints answer them (read rights needed)."""
+        if not self.can_read(caller, resource):
+            raise Forbidden(MSG_NO_ACCESS_RIGHTS)
+        return [{"userId": s["userId"], "permissions": s["permissions"]} for s in self.sharings_of(resource)]
 
     def remove_all(self, resource: Resource) -> int:
         """Drop every sharing of a resource (before the resource itself is deleted)."""

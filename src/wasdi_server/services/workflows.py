@@ -321,19 +321,10 @@ class WorkflowService:
         return self.sharing.share(caller, self.resource(doc), user_id, rights, repeat_fails=True)
 
     def unshare(self, caller: User, workflow_id: str | None, user_id: str | None) -> None:
-        doc = self.load(workflow_id)
-        resource = self.resource(doc)
-        target = (user_id or "").strip().lower()
-        if target != caller.user_id and caller.user_id != resource.owner_id and not caller.is_admin:
-            raise Forbidden(NO_RIGHTS)
-        self.sharing.unshare(caller, resource, user_id)
+        self.sharing.unshare(caller, self.resource(self.load(workflow_id)), user_id, others_by_owner_only=True)
 
     def sharings(self, caller: User, workflow_id: str | None) -> list[dict[str, Any]]:
-        doc = self.load(workflow_id)
-        resource = self.resource(doc)
-        if not self.sharing.can_read(caller, resource):
-            raise Forbidden(NO_RIGHTS)
-        return [{"userId": s["userId"], "permissions": s["permissions"]} for s in self.sharing.sharings_of(resource)]
+        return self.sharing.listed(caller, self.resource(self.load(workflow_id)))
 
     # -- runs ----------------------------------------------------------------------------------
     def queue_run(self, user: User, workspace_id: str | None, parent: str | None, body: Mapping[str, Any]) -> str:
