@@ -71,7 +71,7 @@ def sample_local(node_code: str, disk_path: Path) -> dict[str, Any]:
     physical = psutil.cpu_count(logical=False) or logical
     try:
         frequency = psutil.cpu_freq()
-    except (OSError, NotImplementedError):  # not every platform reports it
+    except (OSError, RuntimeError):  # not every platform reports it (psutil raises a subclass of RuntimeError)
         frequency = None
     mhz = float(frequency.current) if frequency else 0.0
     load = os.getloadavg() if hasattr(os, "getloadavg") else (0.0, 0.0, 0.0)
