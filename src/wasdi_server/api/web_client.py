@@ -59,7 +59,7 @@ class WebClient:
         self.folder = folder.resolve()
         if not (self.folder / "index.html").is_file():
             raise ValueError(f"{folder} holds no index.html: give the folder of a built web client "
-                             "(its dist/<name> folder, see docs/server.md)")
+                             "(the browser folder of its build, dist/<name>/browser: see docs/server.md)")
 
     def __call__(self, req: falcon.Request, resp: falcon.Response, **kwargs: object) -> None:
         if req.method not in ("GET", "HEAD"):
