@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -41,11 +44,52 @@ def test_files_index_and_client_routes(served: Server) -> None:
     assert served.http.simulate_get("/edit/x", headers={"Accept": "application/json"}).status_code == 404
 
 
-def test_environment_js_points_at_this_origin(served: Server) -> None:
+# The keys wasdiClient2's EnvService reads from ``window.__env`` (read once at start).  A missing or
+# empty key falls back to a wasdi.net address there (``value || default``), so each must be set here.
+CLIENT_KEYS = ("production", "url", "baseurl", "authUrl", "keycloakJs", "webstompUrl", "wmsUrl")
+
+# A stand-in for the client's reader: the served script runs as the page's first script, then the
+# globals are read the way the client reads them (``window.__env``, each key ``|| fallback``).
+STAND_IN_READER = """
+const window = {};
+eval(require("fs").readFileSync(0, "utf8"));
+const env = typeof window !== "undefined" && window.__env ? window.__env : {};
+const seen = {};
+for (const key of KEYS) { seen[key] = env[key] || "FELL_BACK_TO_WASDI_NET"; }
+seen.production = env.production === "false" ? false : true;
+seen.apiUrl = seen.url + "rest";
+process.stdout.write(JSON.stringify(seen));
+"""
+
+
+def read_as_the_client(script: str) -> dict[str, object]:
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed: the stand-in reader runs the served script in it")
+    program = f"const KEYS = {json.dumps(CLIENT_KEYS)};" + STAND_IN_READER
+    done = subprocess.run([node, "-e", program], input=script, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)
+
+
+def test_environment_js_gives_the_client_this_origin_for_every_key(served: Server) -> None:
     env = served.http.simulate_get("/assets/environment.js", host="wasdi.example.org")
     assert env.status_code == 200 and env.headers["content-type"].startswith("application/javascript")
-    assert '"url": "http://wasdi.example.org/wasdiwebserver/"' in env.text
-    assert '"authUrl": ""' in env.text
+    assert env.headers["cache-control"] == "no-store"
+    seen = read_as_the_client(env.text)
+    assert seen["apiUrl"] == "http://wasdi.example.org/wasdiwebserver/rest"
+    assert seen["production"] is True
+    assert seen["authUrl"] == "http://wasdi.example.org/auth/realms/wasdi"
+    assert seen["wmsUrl"] == "http://wasdi.example.org/wms?"
+    assert seen["webstompUrl"] == "ws://wasdi.example.org/rabbit-stomp/ws"
+    for key in CLIENT_KEYS[1:]:
+        assert str(seen[key]).startswith(("http://wasdi.example.org/", "ws://wasdi.example.org/")), key
+
+
+def test_the_api_root_the_client_computes_answers(served: Server) -> None:
+    seen = read_as_the_client(served.http.simulate_get("/assets/environment.js").text)
+    path = str(seen["apiUrl"]).split("://", 1)[1].split("/", 1)[1]
+    hello = served.http.simulate_get(f"/{path}/wasdi/hello")
+    assert hello.status_code == 200 and hello.json["stringValue"] == "Hello Wasdi!!"
 
 
 def test_the_api_wins_and_nothing_outside_is_served(served: Server) -> None:

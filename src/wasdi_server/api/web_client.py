@@ -19,30 +19,37 @@ import falcon
 from ..errors import BadRequest
 from ..services.paths import inside
 from .framework import LEGACY_BASE_PATH
+from .layers import WMS_ROUTE
 
 ENVIRONMENT_JS = "assets/environment.js"
 
 
 def environment_js(origin: str) -> str:
-    """The client's run-time settings for a server reached at ``origin`` (``http://host:port``)."""
+    """The client's run-time settings for a server reached at ``origin`` (``http://host:port``).
+
+    wasdiClient2 reads one global, ``window.__env``, once at start (its ``EnvService``), and falls back
+    to wasdi.net's addresses for every key that is missing *or empty* (``value || default``).  So every
+    key it reads is given here, each pointing at this origin: an empty one would send the browser to
+    wasdi.net.  ``url`` is the API root without ``rest`` (the client appends it); ``authUrl`` ends in
+    ``realms/wasdi`` (the client strips that to set up its identity provider, which never redirects:
+    the login form posts ``/auth/login``); ``webstompUrl`` names a broker this server does not run, so
+    the client's live updates fail here instead of reaching wasdi.net's broker, and it polls.
+    ``RABBIT_USER``/``RABBIT_PASSWORD`` are left out: they only log in to that broker.
+    """
     base = origin.rstrip("/")
-    api_root = f"{base}{LEGACY_BASE_PATH.removesuffix('rest')}"  # the client calls url + "rest"
+    socket_base = "wss" + base.removeprefix("https") if base.startswith("https") else "ws" + base.removeprefix("http")
     values = {
         "production": True,
-        "url": api_root,
-        "baseurl": api_root,
-        "authUrl": "",  # no identity-provider redirect: the login form posts /auth/login
-        "keycloakJs": "",
-        "webstompUrl": "",  # no message broker: the client polls
-        "wmsUrl": f"{base}/",
+        "url": f"{base}{LEGACY_BASE_PATH.removesuffix('rest')}",
+        "baseurl": f"{base}/",
+        "authUrl": f"{base}/auth/realms/wasdi",
+        "keycloakJs": f"{base}/auth/js/keycloak.js",
+        "webstompUrl": f"{socket_base}/rabbit-stomp/ws",
+        "wmsUrl": f"{base}{WMS_ROUTE}?",
     }
     body = json.dumps(values, indent=2)
     return ("// Written by wasdi-server for this origin: the web client's run-time settings.\n"
-            f"(function (w) {{\n  var env = {body};\n"
-            "  w.__env = Object.assign(w.__env || {}, env);\n"
-            "  w.env = Object.assign(w.env || {}, env);\n"
-            "  w.environment = Object.assign(w.environment || {}, env);\n"
-            "})(window);\n")
+            f"window.__env = {body};\n")
 
 
 class WebClient:
@@ -52,7 +59,7 @@ class WebClient:
         self.folder = folder.resolve()
         if not (self.folder / "index.html").is_file():
             raise ValueError(f"{folder} holds no index.html: give the folder of a built web client "
-                             "(its dist/<name> folder, see docs/server.md)")
+                             "(the browser folder of its build, dist/<name>/browser: see docs/server.md)")
 
     def __call__(self, req: falcon.Request, resp: falcon.Response, **kwargs: object) -> None:
         if req.method not in ("GET", "HEAD"):
