@@ -1,4 +1,4 @@
-"""Opening reads what the store wrote, whichever JSON parser it uses, and builds its indexes whole."""
+"""Opening reads back what the store wrote, in id order, and builds its indexes whole."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from wasdi_server.store import fastjson, open_store
+from wasdi_server.store import open_store
 
 
 @pytest.mark.parametrize("engine", ["tinydb", "sqlite"])
-def test_what_only_the_standard_library_parses_still_reopens(tmp_path: Path, engine: str) -> None:
+def test_odd_json_values_and_list_values_reopen_indexed(tmp_path: Path, engine: str) -> None:
     odd = {"id": "a", "nan": math.nan, "big": 2**70, "ws": "w1"}
     with open_store(tmp_path, engine) as s:
         s.declare("jobs", "id", ("ws",)).insert(odd)
@@ -24,16 +24,14 @@ def test_what_only_the_standard_library_parses_still_reopens(tmp_path: Path, eng
         assert [d["id"] for d in jobs.find(tags=["x"])] == ["b"]  # a list value, indexed by its JSON
 
 
-def test_a_reinserted_id_reopens_in_id_order(tmp_path: Path) -> None:
+def test_a_snapshot_out_of_id_order_opens_in_id_order(tmp_path: Path) -> None:
+    with open_store(tmp_path, "tinydb") as s:
+        s.declare("jobs", "id")
+    # written by hand (or by an older version): the store writes snapshots in id order and skips the sort
+    (tmp_path / "db" / "jobs.json").write_text('{"jobs": {"3": {"id": "c"}, "1": {"id": "a"}}}')
     with open_store(tmp_path, "tinydb") as s:
         jobs = s.declare("jobs", "id")
-        for key in "abc":
-            jobs.insert({"id": key})
+        assert [d["id"] for d in jobs.all()] == ["a", "c"]
+        jobs.insert({"id": "d"})  # ids continue after the largest
     with open_store(tmp_path, "tinydb") as s:
-        assert [d["id"] for d in s.declare("jobs", "id").all()] == ["a", "b", "c"]
-
-
-def test_fastjson_refuses_what_is_not_json() -> None:
-    assert fastjson.loads(b'{"a": [1, 2.5, null]}') == {"a": [1, 2.5, None]}
-    with pytest.raises(ValueError):
-        fastjson.loads(b'{"a": ')
+        assert [d["id"] for d in s.declare("jobs", "id").all()] == ["a", "c", "d"]

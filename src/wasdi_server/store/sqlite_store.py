@@ -20,7 +20,6 @@ from typing import Any
 
 from wasdi_sdk.atomic_files import write_atomic
 
-from . import fastjson
 from .base import Document, StoreCorruptError
 from .engine import Commit, EngineStore
 from .memory import MemoryCollection
@@ -82,7 +81,7 @@ class SQLiteStore(EngineStore):
                 ids.append(doc_id)
                 texts.append(text)
             try:  # one json.loads for all: its documents then share one string per field name
-                docs = fastjson.loads("[" + ",".join(texts) + "]")
+                docs = json.loads("[" + ",".join(texts) + "]")
             except (TypeError, ValueError) as exc:
                 raise StoreCorruptError(f"{source} is corrupt (a document is not JSON: {exc}); "
                                         "it was left untouched") from exc

@@ -33,7 +33,6 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
-from . import fastjson
 from .base import Document, StoreCorruptError, StoreError
 from .engine import _TMP_SUFFIX, Commit, EngineStore, fsync_dir
 
@@ -163,7 +162,7 @@ class TinyDBStore(EngineStore):
             raise corrupt("it is empty: zero bytes")
 
         try:
-            data = fastjson.loads(raw)
+            data = json.loads(raw)
         except ValueError as exc:
             raise corrupt(f"not valid JSON: {exc}") from exc
         if not isinstance(data, dict) or not all(
