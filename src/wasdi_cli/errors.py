@@ -119,6 +119,14 @@ class WasdiGroup(TyperGroup):
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         show_details("--json" in args or "--verbose" in args)
+        for param in self.get_params(ctx):
+            # --help and the completion flags default to None, which Typer coerces through a pydantic
+            # adapter (importing pydantic: a third of 'wasdi ws --help'); False is what an absent flag
+            # means to their callbacks too, and a bool skips the coercion
+            described = getattr(param, "type_descriptor", None)
+            if getattr(param, "is_flag", False) and param.default is None and \
+                    getattr(described, "annotation", None) is bool:
+                param.default = False
         return super().parse_args(ctx, args)
 
     def invoke(self, ctx: Any) -> Any:

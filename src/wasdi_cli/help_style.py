@@ -4,6 +4,7 @@ where a command set it), arguments show their name only."""
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 
@@ -60,5 +61,30 @@ def uniform(command: Any) -> None:
 
         get_help_option._uniform = True  # type: ignore[attr-defined]
         command.get_help_option = get_help_option
+    help_text = getattr(command, "help", None)
+    if help_text and not getattr(command, "short_help", None):
+        first = inspect.cleandoc(help_text).split("\n\n")[0]
+        if not first.startswith("\b"):
+            # the rich help lists a command with the first paragraph of its help; saying so here makes
+            # the plain help (see ``plain_help``) list it whole too, where Click would cut it at 45 characters
+            command.short_help = first
     for sub in getattr(command, "commands", {}).values():
         uniform(sub)
+
+
+def plain_help(argv: list[str], stdout: Any) -> None:
+    """Print ``--help`` without rich when it goes to a pipe or a file, not a terminal: the same text
+    without the boxes and colours, and it spares importing rich, markdown-it and rich's tracebacks,
+    which cost more than the rest of ``wasdi ws --help`` together (issue 10).  Only the help: any other
+    run keeps Typer's rich errors."""
+    if any(arg in ("-h", "--help") for arg in argv) and not _is_terminal(stdout):
+        import typer.core
+
+        typer.core.HAS_RICH = False  # read by TyperGroup/TyperCommand.format_help at each call
+
+
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # no stream, or a closed one
+        return False

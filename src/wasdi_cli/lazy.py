@@ -4,12 +4,14 @@ when that command runs, so ``wasdi ws --help`` does not pay for every other grou
 from __future__ import annotations
 
 import importlib
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-import click
 import typer.main
 
 from .errors import WasdiGroup
+
+if TYPE_CHECKING:  # Typer vendors its own Click; importing this one costs every run of wasdi 12 ms
+    import click
 
 
 class LazyGroup(WasdiGroup):
@@ -33,6 +35,8 @@ class LazyGroup(WasdiGroup):
         group = typer.main.get_group(module.app)
         built = group.get_command(ctx, command_name) if command_name else group
         if built is None:
+            import click
+
             raise click.UsageError(f"wasdi_cli.commands.{module_name} has no command {command_name!r}")
         built.name = cmd_name
         from .help_style import uniform

@@ -10,6 +10,7 @@ import typer
 
 from . import __version__
 from .errors import INTERRUPTED, quiet_stdout, report
+from .help_style import plain_help
 from .lazy import LazyGroup
 
 LazyGroup.lazy = {
@@ -73,8 +74,10 @@ def _root(
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``wasdi``; the exit code (errors raised inside commands are mapped by ``WasdiGroup``)."""
+    args = list(argv) if argv is not None else sys.argv[1:]
+    plain_help(args, sys.stdout)
     try:
-        app(args=list(argv) if argv is not None else None, prog_name="wasdi")
+        app(args=args, prog_name="wasdi")
     except SystemExit as e:
         if e.code is None:
             return 0

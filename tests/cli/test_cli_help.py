@@ -58,3 +58,37 @@ def test_a_closed_pipe_ends_quietly(cli: Cli, monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr(connection, "make_client", closed)
     result = cli("ws", "list")
     assert result.exit_code == 0 and result.stderr == ""
+
+
+def test_help_into_a_pipe_is_plain_and_whole(monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    import typer.core
+
+    from wasdi_cli.main import main
+
+    monkeypatch.setattr(typer.core, "HAS_RICH", True)  # restored after: plain_help switches it off
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["ws", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "╭" not in out and "Commands:" in out
+    # Click would cut a command's summary at 45 characters; the rich help shows it whole, so must this
+    assert "Print the name of the workspace with this id (also one shared with\n          you, or public)." in out
+    assert "-h, --help" in out
+
+
+def test_help_on_a_terminal_stays_rich(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    import typer.core
+
+    from wasdi_cli.help_style import plain_help
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(typer.core, "HAS_RICH", True)
+    plain_help(["ws", "--help"], Terminal())
+    assert typer.core.HAS_RICH
+    plain_help(["ws", "list"], io.StringIO())  # not a help run: errors keep their rich boxes
+    assert typer.core.HAS_RICH

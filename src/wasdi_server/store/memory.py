@@ -151,14 +151,19 @@ class MemoryCollection:
         self._ids: dict[str, int] = {}
         self._next_id = 1
         self._indexes: dict[str, dict[Any, dict[str, None]]] = {}
+        # What ``_put`` does, inlined: no index exists yet, and a call per row is a tenth of opening
+        # 100,000 records.  One json.loads per source shares the field names already.
+        docs, ids = self._docs, self._ids
         for doc_id, doc in rows:
             key = doc.get(key_field) if isinstance(doc, dict) else None
-            if key is None or str(key) in self._docs:
+            if key is None or (key := str(key)) in docs:
                 raise StoreCorruptError(
                     f"{source} has a document with a missing or duplicate {key_field!r} ({key!r}); "
                     "it was left untouched"
                 )
-            self._put(str(key), doc_id, doc)  # one json.loads per source shares the field names already
+            docs[key] = doc
+            ids[key] = doc_id
+        self._next_id = max(ids.values(), default=0) + 1
         self.add_indexes(indexes)
 
     # -- memory (always under self._mem) -------------------------------------------------------------
@@ -194,10 +199,23 @@ class MemoryCollection:
             for field_name in fields:
                 if field_name in self._indexes or field_name == self.key_field:
                     continue
-                index: dict[Any, dict[str, None]] = {}
-                for key, doc in self._docs.items():
-                    index.setdefault(index_key(doc.get(field_name)), {})[key] = None
-                self._indexes[field_name] = index
+                self._indexes[field_name] = self._build_index(field_name)
+
+    def _build_index(self, field_name: str) -> dict[Any, dict[str, None]]:
+        # Opening 100,000 records builds five of these: this loop avoids a call per document
+        # (``index_key`` only for the rare list or dict value) and a new bucket dict per lookup.
+        index: dict[Any, dict[str, None]] = {}
+        lookup = index.get
+        for key, doc in self._docs.items():
+            value = doc.get(field_name)
+            if isinstance(value, dict | list):
+                value = index_key(value)
+            bucket = lookup(value)
+            if bucket is None:
+                index[value] = {key: None}
+            else:
+                bucket[key] = None
+        return index
 
     @property
     def indexed_fields(self) -> tuple[str, ...]:

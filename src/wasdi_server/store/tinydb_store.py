@@ -28,6 +28,8 @@ import tempfile
 import threading
 from collections.abc import Iterable
 from contextlib import suppress
+from itertools import pairwise
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -210,7 +212,11 @@ class TinyDBStore(EngineStore):
         if name not in written or not self._manifest_path().exists():
             write_file_atomically(self._manifest_path(), json.dumps(sorted(written | {name})).encode())
         self._replay.pop(name, None)  # from now on memory is the authority; _dirty still names it
-        return sorted(rows.items()), f"collection file {path}"
+        ordered = list(rows.items())
+        ids = [doc_id for doc_id, _doc in ordered]
+        if any(a >= b for a, b in pairwise(ids)):  # a snapshot is written in id order
+            ordered.sort(key=itemgetter(0))
+        return ordered, f"collection file {path}"
 
     # -- writing -----------------------------------------------------------------------------------------
     def _journal_fd(self) -> int:
