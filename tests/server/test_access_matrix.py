@@ -24,6 +24,7 @@ from tests.server.snap import graph
 
 from wasdi_sdk import WasdiClient
 from wasdi_sdk._exceptions import APIError, EmptyResultError
+from wasdi_sdk.catalog import FailureKind, endpoint
 from wasdi_server.api.framework import HANDLERS
 
 ROLES = "OWRSAN"
@@ -33,6 +34,19 @@ EXTRA = "extra@example.org"
 """A user with no part in the matrix, the target of share calls."""
 
 
+class Made(str):
+    """A created resource's id; ``parent`` is the id of what it hangs off (a template's app, a
+    project's subscription, a review's app), for the calls that need both."""
+
+    parent: str = ""
+
+    @classmethod
+    def of(cls, rid: str, parent: str = "") -> Made:
+        made = cls(rid)
+        made.parent = parent
+        return made
+
+
 @dataclass(frozen=True)
 class Row:
     endpoint: str
@@ -40,8 +54,8 @@ class Row:
     """A key of KINDS: what is created by the owner, and shared W/R, before the call."""
     allowed: str
     """The roles (letters of ROLES) the call succeeds for."""
-    query: Callable[[str], dict[str, Any]] = lambda rid: {}
-    body: Callable[[str], Any] = lambda rid: None
+    query: Callable[[Made], dict[str, Any]] = lambda rid: {}
+    body: Callable[[Made], Any] = lambda rid: None
 
 
 TABLE: list[Row] = [
@@ -73,6 +87,65 @@ TABLE: list[Row] = [
     # contract: "allowed for the shared user, owner or admin" (not for other writers, unlike workspaces)
     Row("styles.share_delete", "style", "ORA", lambda sid: {"styleId": sid, "userId": USERS["R"]}),
     Row("styles.delete", "style", "OWRA", lambda sid: {"styleId": sid}),
+    # workflows: contract "share/delete allowed for owner, the shared user, admin"
+    Row("workflows.get_xml", "workflow", "OWRA", lambda wf: {"workflowId": wf}),
+    Row("workflows.download", "workflow", "OWRA", lambda wf: {"workflowId": wf}),
+    Row("workflows.share_list", "workflow", "OWRA", lambda wf: {"workflowId": wf}),
+    Row("workflows.update_params", "workflow", "OWA", lambda wf: {"workflowid": wf, "description": "changed"}),
+    Row("workflows.update_xml", "workflow", "OWA", lambda wf: {"workflowId": wf},
+        body=lambda wf: graph(writes=("Write", "Write(2)")).decode()),  # a changed graph: the same one is a 304
+    Row("workflows.share_add", "workflow", "OWA", lambda wf: {"workflowId": wf, "userId": EXTRA, "rights": "read"}),
+    Row("workflows.share_delete", "workflow", "ORA", lambda wf: {"workflowId": wf, "userId": USERS["R"]}),
+    Row("workflows.delete", "workflow", "OWRA", lambda wf: {"workflowId": wf}),
+    # apps (processors); the record's id is also its name, so the calls by name name the same app
+    Row("processors.get", "app", "OWRA", lambda app: {"processorId": app}),
+    Row("processors.share_list", "app", "OWRA", lambda app: {"processorId": app}),
+    Row("processors.get_ui", "app", "OWRA", lambda app: {"name": app}),
+    Row("processors.build_logs", "app", "OWRA", lambda app: {"processorId": app}),
+    Row("processors.update", "app", "OWA", lambda app: {"processorId": app},
+        body=lambda app: {"processorId": app, "processorName": app, "processorDescription": "changed"}),
+    Row("processors.save_ui", "app", "OWA", lambda app: {"name": app}, body=lambda app: '{"tabs": []}'),
+    Row("processors.clear_build_flag", "app", "OWA", lambda app: {"processorId": app}),
+    Row("processors.share_add", "app", "OWA", lambda app: {"processorId": app, "userId": EXTRA, "rights": "read"}),
+    Row("processors.delete", "app", "OWRA", lambda app: {"processorId": app}),
+    Row("package_manager.environment_actions", "app", "OWRA", lambda app: {"name": app}),
+    # parameter templates (of a public app: only the template's sharing decides)
+    Row("param_templates.get", "template", "OWRA", lambda t: {"templateId": t}),
+    Row("param_templates.share_list", "template", "OWRA", lambda t: {"processorParametersTemplate": t}),
+    Row("param_templates.update", "template", "OWA",
+        body=lambda t: {"templateId": t, "processorId": t.parent, "name": "changed"}),
+    Row("param_templates.share_add", "template", "OWA",
+        lambda t: {"processorParametersTemplate": t, "userId": EXTRA, "rights": "read"}),
+    Row("param_templates.delete", "template", "OWRA", lambda t: {"templateId": t}),
+    # subscriptions: contract "share/delete allowed for owner, writer, admin"
+    Row("subscriptions.get", "subscription", "OWRA", lambda sub: {"subscription": sub}),
+    Row("subscriptions.share_list", "subscription", "OWRA", lambda sub: {"subscription": sub}),
+    Row("subscriptions.update", "subscription", "OWA",
+        body=lambda sub: {"subscriptionId": sub, "name": f"renamed-{sub}", "typeId": "OneMonthStandard"}),
+    Row("subscriptions.share_add", "subscription", "OWA",
+        lambda sub: {"subscription": sub, "userId": EXTRA, "rights": "read"}),
+    # removing the reader's sharing: the contract names owner, writer and admin, and the reader itself may
+    # drop its own sharing (as everywhere, services/sharing.py; DELETE /subscriptions/delete does the same)
+    Row("subscriptions.share_delete", "subscription", "OWRA", lambda sub: {"subscription": sub, "userId": USERS["R"]}),
+    Row("subscriptions.delete", "subscription", "OWRA", lambda sub: {"subscription": sub}),
+    # projects, through their subscription (the one POST /subscriptions/add creates with it)
+    Row("projects.get", "project", "OWRA", lambda pr: {"project": pr}),
+    Row("projects.list_by_subscription", "project", "OWRA", lambda pr: {"subscription": pr.parent}),
+    Row("projects.create", "project", "OWA", body=lambda pr: {"subscriptionId": pr.parent, "name": f"new-{pr}"}),
+    Row("projects.update", "project", "OWA",
+        body=lambda pr: {"projectId": pr, "subscriptionId": pr.parent, "name": f"renamed-{pr}"}),
+    Row("projects.delete", "project", "OWA", lambda pr: {"project": pr}),
+    # nodes: admin only, even for the users a node is shared with
+    Row("nodes.get", "node", "A", lambda n: {"node": n}),
+    Row("nodes.update", "node", "A", body=lambda n: {"nodeCode": n, "nodeDescription": "changed"}),
+    Row("nodes.share_add", "node", "A", lambda n: {"node": n, "userId": EXTRA, "rights": "read"}),
+    Row("nodes.delete", "node", "A", lambda n: {"node": n}),
+    # reviews and comments, reached through their app; only their author deletes them
+    Row("processor_media.add_review", "app", "OWRA", body=lambda app: {"processorId": app, "vote": 4.0}),
+    Row("processor_media.list_reviews", "review", "OWRA", lambda rv: {"processorName": rv.parent}),
+    Row("processor_media.delete_review", "review", "O", lambda rv: {"processorId": rv.parent, "reviewId": rv}),
+    Row("processor_media.add_comment", "review", "OWRA", body=lambda rv: {"reviewId": rv, "text": "agreed"}),
+    Row("processor_media.list_comments", "review", "OWRA", lambda rv: {"reviewId": rv}),
 ]
 
 SLD = (b'<?xml version="1.0" encoding="UTF-8"?>\n<StyledLayerDescriptor version="1.0.0" '
@@ -82,7 +155,23 @@ SLD = (b'<?xml version="1.0" encoding="UTF-8"?>\n<StyledLayerDescriptor version=
        b"</UserStyle></NamedLayer></StyledLayerDescriptor>")
 
 
-def create(server: Server, owner: WasdiClient, kind: str, tag: str) -> str:
+def create(server: Server, owner: WasdiClient, admin: WasdiClient, kind: str, tag: str) -> Made:
+    rid = create_parent(server, owner, admin, kind, tag)
+    if kind == "template":
+        owner.call("param_templates.create", body={"processorId": rid, "name": f"t{tag}"})
+        made = owner.call("param_templates.list", query={"processorId": rid})[0].template_id
+        return Made.of(made, parent=rid)
+    if kind == "project":
+        return Made.of(owner.call("projects.list_by_subscription", query={"subscription": rid})[0].project_id,
+                       parent=rid)
+    if kind == "review":
+        owner.call("processor_media.add_review", body={"processorId": rid, "vote": 5.0})
+        review = server.services.store.collection("reviews").find_one(lambda d: d["processorId"] == rid)
+        return Made.of(review["reviewId"], parent=rid)
+    return Made(rid)
+
+
+def create_parent(server: Server, owner: WasdiClient, admin: WasdiClient, kind: str, tag: str) -> str:
     if kind == "workspace":
         return str(owner.call("workspaces.create", query={"name": f"matrix{tag}"}).string_value)
     if kind == "organization":
@@ -95,14 +184,15 @@ def create(server: Server, owner: WasdiClient, kind: str, tag: str) -> str:
         owner.call("workflows.upload", query={"name": name}, files={"file": ("graph.xml", graph())})
         doc = server.services.workflows.workflows.find_one(lambda d: d["name"] == name)
         return str(doc["workflowId"])
-    if kind == "app":
-        return str(make_app(server, OWNER, f"matrixapp{tag}")["processorId"])
+    if kind in ("app", "review"):
+        return str(make_app(server, OWNER, f"matrixapp{tag}", processorId=f"matrixapp{tag}")["processorId"])
     if kind == "template":
         # a template of a public app, so that only the template's own sharing decides
-        app = make_app(server, OWNER, f"matrixtemplapp{tag}", isPublic=1)
-        owner.call("param_templates.create", body={"processorId": app["processorId"], "name": f"t{tag}"})
-        return str(owner.call("param_templates.list", query={"processorId": app["processorId"]})[0].template_id)
-    if kind == "subscription":
+        return str(make_app(server, OWNER, f"matrixtemplapp{tag}", isPublic=1)["processorId"])
+    if kind == "node":
+        admin.call("nodes.create", body={"nodeCode": f"matrixnode{tag}", "apiUrl": "http://127.0.0.1:1/"})
+        return f"matrixnode{tag}"
+    if kind in ("subscription", "project"):
         return str(owner.call("subscriptions.create", body={"typeId": "OneMonthStandard",
                                                             "name": f"matrixsub{tag}"}).message)
     raise AssertionError(kind)
@@ -114,7 +204,11 @@ SHARE = {"workspace": ("workspaces.share_add", "workspace"),
          "organization": ("organizations.share_add", "organization"), "style": ("styles.share_add", "styleId"),
          "workflow": ("workflows.share_add", "workflowId"), "app": ("processors.share_add", "processorId"),
          "template": ("param_templates.share_add", "processorParametersTemplate"),
-         "subscription": ("subscriptions.share_add", "subscription")}
+         "subscription": ("subscriptions.share_add", "subscription"),
+         "project": ("subscriptions.share_add", "subscription"), "node": ("nodes.share_add", "node"),
+         "review": ("processors.share_add", "processorId")}
+ADMIN_MADE = {"node"}
+"""Kinds only an admin creates and shares (the owner role then owns nothing of them)."""
 
 
 def cells() -> list[Any]:
@@ -138,17 +232,21 @@ def matrix_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Se
 @pytest.mark.parametrize(("row", "role"), cells())
 def test_access_matrix(matrix_server: tuple[Server, dict[str, Person]], row: Row, role: str) -> None:
     server, people = matrix_server
-    owner = server.sdk(people["O"])
-    rid = create(server, owner, row.resource, uuid.uuid4().hex[:8])
+    owner, admin = server.sdk(people["O"]), server.sdk(people["A"])
+    rid = create(server, owner, admin, row.resource, uuid.uuid4().hex[:8])
     share, key = SHARE[row.resource]
-    owner.call(share, query={key: rid, "userId": USERS["W"], "rights": "write"})
-    owner.call(share, query={key: rid, "userId": USERS["R"], "rights": "read"})
+    sharer = admin if row.resource in ADMIN_MADE else owner
+    shared = rid.parent if row.resource in ("project", "review") else rid
+    for letter, rights in (("W", "write"), ("R", "read")):
+        sharer.call(share, query={key: shared, "userId": USERS[letter], "rights": rights})
     caller = server.sdk(people.get(role))
     try:
         result = caller.call(row.endpoint, query=row.query(rid), body=row.body(rid))
         # A style-C listing refuses with an empty list (the SDK returns it: it is also a legitimate answer);
-        # here the resource always has sharings, so an empty list can only be a refusal.
-        outcome = "refused (an empty list)" if result == [] else "allowed"
+        # the rows' listings always have something to list, so there an empty list can only be a refusal.
+        # Elsewhere an empty list is an answer (no build logs yet), the refusal being an error.
+        empty_is_refusal = endpoint(row.endpoint).failure.kind is FailureKind.EMPTY_LIST
+        outcome = "refused (an empty list)" if result == [] and empty_is_refusal else "allowed"
     except (APIError, EmptyResultError) as refusal:
         outcome = f"refused ({type(refusal).__name__}: {refusal})"
     expected = "allowed" if role in row.allowed else "refused"
