@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from tests.conftest import Person, Server
 from tests.server.app_fixtures import make_app
+from tests.server.geodata import make_geotiff
 from tests.server.snap import graph
 
 from wasdi_sdk import WasdiClient
@@ -146,6 +147,16 @@ TABLE: list[Row] = [
     Row("processor_media.delete_review", "review", "O", lambda rv: {"processorId": rv.parent, "reviewId": rv}),
     Row("processor_media.add_comment", "review", "OWRA", body=lambda rv: {"reviewId": rv, "text": "agreed"}),
     Row("processor_media.list_comments", "review", "OWRA", lambda rv: {"reviewId": rv}),
+    # products, through their workspace (parent: a product's file name in it)
+    Row("products.get", "product", "OWRA", lambda ws: {"workspace": ws, "name": ws.parent}),
+    Row("products.list", "product", "OWRA", lambda ws: {"workspace": ws}),
+    Row("products.list_light", "product", "OWRA", lambda ws: {"workspace": ws}),
+    Row("products.list_names", "product", "OWRA", lambda ws: {"workspace": ws}),
+    Row("products.update", "product", "OWA", lambda ws: {"workspace": ws},
+        body=lambda ws: {"fileName": ws.parent, "description": "changed"}),
+    Row("products.add_to_workspace", "product", "OWA", lambda ws: {"workspace": ws, "name": ws.parent}),
+    Row("products.delete", "product", "OWA", lambda ws: {"workspace": ws, "name": ws.parent}),
+    Row("products.delete_many", "product", "OWA", lambda ws: {"workspace": ws}, body=lambda ws: [ws.parent]),
 ]
 
 SLD = (b'<?xml version="1.0" encoding="UTF-8"?>\n<StyledLayerDescriptor version="1.0.0" '
@@ -164,6 +175,12 @@ def create(server: Server, owner: WasdiClient, admin: WasdiClient, kind: str, ta
     if kind == "project":
         return Made.of(owner.call("projects.list_by_subscription", query={"subscription": rid})[0].project_id,
                        parent=rid)
+    if kind == "product":
+        # a file placed in the folder and linked (synchronously, no INGEST operation to wait for)
+        workspaces = server.services.workspaces
+        make_geotiff(workspaces.folder(workspaces.load(rid)) / "placed.tif")
+        owner.call("products.add_to_workspace", query={"workspace": rid, "name": "placed.tif"})
+        return Made.of(rid, parent="placed.tif")
     if kind == "review":
         owner.call("processor_media.add_review", body={"processorId": rid, "vote": 5.0})
         review = server.services.store.collection("reviews").find_one(lambda d: d["processorId"] == rid)
@@ -172,7 +189,7 @@ def create(server: Server, owner: WasdiClient, admin: WasdiClient, kind: str, ta
 
 
 def create_parent(server: Server, owner: WasdiClient, admin: WasdiClient, kind: str, tag: str) -> str:
-    if kind == "workspace":
+    if kind in ("workspace", "product"):
         return str(owner.call("workspaces.create", query={"name": f"matrix{tag}"}).string_value)
     if kind == "organization":
         return str(owner.call("organizations.create", body={"name": f"matrix-org{tag}"}).message)
@@ -206,7 +223,9 @@ SHARE = {"workspace": ("workspaces.share_add", "workspace"),
          "template": ("param_templates.share_add", "processorParametersTemplate"),
          "subscription": ("subscriptions.share_add", "subscription"),
          "project": ("subscriptions.share_add", "subscription"), "node": ("nodes.share_add", "node"),
-         "review": ("processors.share_add", "processorId")}
+         "review": ("processors.share_add", "processorId"), "product": ("workspaces.share_add", "workspace")}
+PARENT_SHARED = {"project", "review"}
+"""Kinds reached through their parent, which is what is shared."""
 ADMIN_MADE = {"node"}
 """Kinds only an admin creates and shares (the owner role then owns nothing of them)."""
 
@@ -236,7 +255,7 @@ def test_access_matrix(matrix_server: tuple[Server, dict[str, Person]], row: Row
     rid = create(server, owner, admin, row.resource, uuid.uuid4().hex[:8])
     share, key = SHARE[row.resource]
     sharer = admin if row.resource in ADMIN_MADE else owner
-    shared = rid.parent if row.resource in ("project", "review") else rid
+    shared = rid.parent if row.resource in PARENT_SHARED else rid
     for letter, rights in (("W", "write"), ("R", "read")):
         sharer.call(share, query={key: shared, "userId": USERS[letter], "rights": rights})
     caller = server.sdk(people.get(role))
