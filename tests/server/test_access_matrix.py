@@ -4,7 +4,7 @@ Every row names a catalogue endpoint on a shareable resource, how to call it, an
 lets through: the owner (O), a user the resource is shared with for writing (W) or reading (R), a
 stranger (S), an admin (A), and a caller with no session (N).  Everyone else must be refused, in
 the endpoint's own failure style (the SDK maps every style to an exception, so "refused" means the
-call raised one of the SDK's API errors, or a style-C listing answered its empty list).  Each cell
+call raised one of the SDK's API errors, or a style-C endpoint gave its refusal answer).  Each cell
 creates its own resource (uniquely named) on one server shared by the module, so mutating calls do
 not disturb each other and the table stays cheap to run.  A row whose endpoint this server does not
 route is skipped, saying so.
@@ -27,6 +27,7 @@ from wasdi_sdk import WasdiClient
 from wasdi_sdk._exceptions import APIError, EmptyResultError
 from wasdi_sdk.catalog import FailureKind, endpoint
 from wasdi_server.api.framework import HANDLERS
+from wasdi_server.services.identity import now_ms
 
 ROLES = "OWRSAN"
 USERS = {"O": "owner@example.org", "W": "writer@example.org", "R": "reader@example.org",
@@ -157,6 +158,16 @@ TABLE: list[Row] = [
     Row("products.add_to_workspace", "product", "OWA", lambda ws: {"workspace": ws, "name": ws.parent}),
     Row("products.delete", "product", "OWA", lambda ws: {"workspace": ws, "name": ws.parent}),
     Row("products.delete_many", "product", "OWA", lambda ws: {"workspace": ws}, body=lambda ws: [ws.parent]),
+    # processes, through their workspace (parent); stopping: "the caller owns the process, is admin, or can
+    # write its workspace" (gaps.md), and so for the calls that change a process record
+    Row("processes.get", "process", "OWRA", lambda pid: {"procws": pid}),
+    Row("processes.get_status", "process", "OWRA", lambda pid: {"procws": pid}),
+    Row("processes.get_payload", "process", "OWRA", lambda pid: {"procws": pid}),
+    Row("processes.list_by_workspace", "process", "OWRA", lambda pid: {"workspace": pid.parent}),
+    Row("processes.last_by_workspace", "process", "OWRA", lambda pid: {"workspace": pid.parent}),
+    Row("processes.update_status", "process", "OWA", lambda pid: {"procws": pid, "status": "DONE", "perc": 100}),
+    Row("processes.set_payload_by_query", "process", "OWA", lambda pid: {"procws": pid, "payload": '{"b": 2}'}),
+    Row("processes.stop", "process", "OWA", lambda pid: {"procws": pid}),
 ]
 
 SLD = (b'<?xml version="1.0" encoding="UTF-8"?>\n<StyledLayerDescriptor version="1.0.0" '
@@ -181,6 +192,16 @@ def create(server: Server, owner: WasdiClient, admin: WasdiClient, kind: str, ta
         make_geotiff(workspaces.folder(workspaces.load(rid)) / "placed.tif")
         owner.call("products.add_to_workspace", query={"workspace": rid, "name": "placed.tif"})
         return Made.of(rid, parent="placed.tif")
+    if kind == "process":
+        # an ended record: the launcher leaves it alone, so every cell sees it as made
+        pid = f"matrixproc{tag}"
+        stamp = float(now_ms())
+        server.services.store.collection("process_workspaces").insert({
+            "processObjId": pid, "workspaceId": rid, "userId": USERS["O"], "productName": "file.tif",
+            "operationType": "INGEST", "operationSubType": "", "status": "DONE", "progressPerc": 100,
+            "payload": '{"a": 1}', "pid": 0, "parentId": None, "nodeCode": "wasdi", "operationTimestamp": stamp,
+            "runningTime": 0, "lastStateChangeTimestamp": stamp})
+        return Made.of(pid, parent=rid)
     if kind == "review":
         owner.call("processor_media.add_review", body={"processorId": rid, "vote": 5.0})
         review = server.services.store.collection("reviews").find_one(lambda d: d["processorId"] == rid)
@@ -189,7 +210,7 @@ def create(server: Server, owner: WasdiClient, admin: WasdiClient, kind: str, ta
 
 
 def create_parent(server: Server, owner: WasdiClient, admin: WasdiClient, kind: str, tag: str) -> str:
-    if kind in ("workspace", "product"):
+    if kind in ("workspace", "product", "process"):
         return str(owner.call("workspaces.create", query={"name": f"matrix{tag}"}).string_value)
     if kind == "organization":
         return str(owner.call("organizations.create", body={"name": f"matrix-org{tag}"}).message)
@@ -223,11 +244,15 @@ SHARE = {"workspace": ("workspaces.share_add", "workspace"),
          "template": ("param_templates.share_add", "processorParametersTemplate"),
          "subscription": ("subscriptions.share_add", "subscription"),
          "project": ("subscriptions.share_add", "subscription"), "node": ("nodes.share_add", "node"),
-         "review": ("processors.share_add", "processorId"), "product": ("workspaces.share_add", "workspace")}
-PARENT_SHARED = {"project", "review"}
+         "review": ("processors.share_add", "processorId"), "product": ("workspaces.share_add", "workspace"),
+         "process": ("workspaces.share_add", "workspace")}
+PARENT_SHARED = {"project", "review", "process"}
 """Kinds reached through their parent, which is what is shared."""
 ADMIN_MADE = {"node"}
 """Kinds only an admin creates and shares (the owner role then owns nothing of them)."""
+
+
+REFUSAL_ANSWERS: dict[FailureKind, Any] = {FailureKind.EMPTY_LIST: [], FailureKind.TEXT_ERROR: "ERROR"}
 
 
 def cells() -> list[Any]:
@@ -261,11 +286,12 @@ def test_access_matrix(matrix_server: tuple[Server, dict[str, Person]], row: Row
     caller = server.sdk(people.get(role))
     try:
         result = caller.call(row.endpoint, query=row.query(rid), body=row.body(rid))
-        # A style-C listing refuses with an empty list (the SDK returns it: it is also a legitimate answer);
-        # the rows' listings always have something to list, so there an empty list can only be a refusal.
-        # Elsewhere an empty list is an answer (no build logs yet), the refusal being an error.
-        empty_is_refusal = endpoint(row.endpoint).failure.kind is FailureKind.EMPTY_LIST
-        outcome = "refused (an empty list)" if result == [] and empty_is_refusal else "allowed"
+        # Some style-C endpoints refuse with an answer the SDK returns as is, since it is also a legitimate
+        # one (an empty list, the text ERROR); the rows always have something to list and a process that
+        # ended DONE, so there that answer can only be a refusal.  Elsewhere it is an answer (no build logs
+        # yet is an empty list), the refusal being an error.
+        refusal_answer = REFUSAL_ANSWERS.get(endpoint(row.endpoint).failure.kind, object())
+        outcome = f"refused (answered {result!r})" if result == refusal_answer else "allowed"
     except (APIError, EmptyResultError) as refusal:
         outcome = f"refused ({type(refusal).__name__}: {refusal})"
     expected = "allowed" if role in row.allowed else "refused"
