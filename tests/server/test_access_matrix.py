@@ -41,11 +41,13 @@ class Made(str):
     project's subscription, a review's app), for the calls that need both."""
 
     parent: str = ""
+    shared: str = ""
+    """What the sharings go on, when not the resource itself (its parent, or a comment's app)."""
 
     @classmethod
-    def of(cls, rid: str, parent: str = "") -> Made:
+    def of(cls, rid: str, parent: str = "", shared: str = "") -> Made:
         made = cls(rid)
-        made.parent = parent
+        made.parent, made.shared = parent, shared
         return made
 
 
@@ -168,6 +170,23 @@ TABLE: list[Row] = [
     Row("processes.update_status", "process", "OWA", lambda pid: {"procws": pid, "status": "DONE", "perc": 100}),
     Row("processes.set_payload_by_query", "process", "OWA", lambda pid: {"procws": pid, "payload": '{"b": 2}'}),
     Row("processes.stop", "process", "OWA", lambda pid: {"procws": pid}),
+    # reviews and comments: only their author changes them (the contract names no other)
+    Row("processor_media.update_review", "review", "O",
+        body=lambda rv: {"id": rv, "processorId": rv.parent, "vote": 3.0}),
+    Row("processor_media.update_comment", "comment", "O",
+        body=lambda c: {"commentId": c, "reviewId": c.parent, "text": "changed"}),
+    Row("processor_media.delete_comment", "comment", "O", lambda c: {"reviewId": c.parent, "commentId": c}),
+    # a node's sharings: listed for the users it is shared with (the contract makes only the node's own
+    # calls and share/add admin-only); a sharing is removed by an admin or by the user it names
+    Row("nodes.share_list", "node", "WRA", lambda n: {"node": n}),
+    Row("nodes.share_delete", "node", "RA", lambda n: {"node": n, "userId": USERS["R"]}),
+    # more app calls by name
+    Row("processors.help", "app", "OWRA", lambda app: {"name": app}),
+    Row("processors.market_detail", "app", "OWRA", lambda app: {"processorname": app}),
+    Row("package_manager.manager_version", "app", "OWRA", lambda app: {"name": app}),
+    # not an access check: "free, owner, shared or paid" says whether the caller can run it (no 403 listed)
+    Row("processors.is_app_purchased", "app", "OWRSA", lambda app: {"processor": app}),
+    Row("workflows.get_by_name", "workflow", "OWRA", lambda wf: {"name": wf.parent}),
 ]
 
 SLD = (b'<?xml version="1.0" encoding="UTF-8"?>\n<StyledLayerDescriptor version="1.0.0" '
@@ -178,6 +197,11 @@ SLD = (b'<?xml version="1.0" encoding="UTF-8"?>\n<StyledLayerDescriptor version=
 
 
 def create(server: Server, owner: WasdiClient, admin: WasdiClient, kind: str, tag: str) -> Made:
+    if kind == "comment":
+        review = create(server, owner, admin, "review", tag)
+        owner.call("processor_media.add_comment", body={"reviewId": review, "text": "first"})
+        comment = server.services.store.collection("review_comments").find_one(lambda d: d["reviewId"] == review)
+        return Made.of(comment["commentId"], parent=review, shared=review.shared)
     rid = create_parent(server, owner, admin, kind, tag)
     if kind == "template":
         owner.call("param_templates.create", body={"processorId": rid, "name": f"t{tag}"})
@@ -185,7 +209,7 @@ def create(server: Server, owner: WasdiClient, admin: WasdiClient, kind: str, ta
         return Made.of(made, parent=rid)
     if kind == "project":
         return Made.of(owner.call("projects.list_by_subscription", query={"subscription": rid})[0].project_id,
-                       parent=rid)
+                       parent=rid, shared=rid)
     if kind == "product":
         # a file placed in the folder and linked (synchronously, no INGEST operation to wait for)
         workspaces = server.services.workspaces
@@ -201,12 +225,12 @@ def create(server: Server, owner: WasdiClient, admin: WasdiClient, kind: str, ta
             "operationType": "INGEST", "operationSubType": "", "status": "DONE", "progressPerc": 100,
             "payload": '{"a": 1}', "pid": 0, "parentId": None, "nodeCode": "wasdi", "operationTimestamp": stamp,
             "runningTime": 0, "lastStateChangeTimestamp": stamp})
-        return Made.of(pid, parent=rid)
+        return Made.of(pid, parent=rid, shared=rid)
     if kind == "review":
         owner.call("processor_media.add_review", body={"processorId": rid, "vote": 5.0})
         review = server.services.store.collection("reviews").find_one(lambda d: d["processorId"] == rid)
-        return Made.of(review["reviewId"], parent=rid)
-    return Made(rid)
+        return Made.of(review["reviewId"], parent=rid, shared=rid)
+    return rid if isinstance(rid, Made) else Made(rid)
 
 
 def create_parent(server: Server, owner: WasdiClient, admin: WasdiClient, kind: str, tag: str) -> str:
@@ -221,7 +245,7 @@ def create_parent(server: Server, owner: WasdiClient, admin: WasdiClient, kind: 
         name = f"matrixgraph{tag}"
         owner.call("workflows.upload", query={"name": name}, files={"file": ("graph.xml", graph())})
         doc = server.services.workflows.workflows.find_one(lambda d: d["name"] == name)
-        return str(doc["workflowId"])
+        return Made.of(doc["workflowId"], parent=name)
     if kind in ("app", "review"):
         return str(make_app(server, OWNER, f"matrixapp{tag}", processorId=f"matrixapp{tag}")["processorId"])
     if kind == "template":
@@ -245,9 +269,8 @@ SHARE = {"workspace": ("workspaces.share_add", "workspace"),
          "subscription": ("subscriptions.share_add", "subscription"),
          "project": ("subscriptions.share_add", "subscription"), "node": ("nodes.share_add", "node"),
          "review": ("processors.share_add", "processorId"), "product": ("workspaces.share_add", "workspace"),
-         "process": ("workspaces.share_add", "workspace")}
-PARENT_SHARED = {"project", "review", "process"}
-"""Kinds reached through their parent, which is what is shared."""
+         "process": ("workspaces.share_add", "workspace"),
+         "comment": ("processors.share_add", "processorId")}
 ADMIN_MADE = {"node"}
 """Kinds only an admin creates and shares (the owner role then owns nothing of them)."""
 
@@ -280,7 +303,7 @@ def test_access_matrix(matrix_server: tuple[Server, dict[str, Person]], row: Row
     rid = create(server, owner, admin, row.resource, uuid.uuid4().hex[:8])
     share, key = SHARE[row.resource]
     sharer = admin if row.resource in ADMIN_MADE else owner
-    shared = rid.parent if row.resource in PARENT_SHARED else rid
+    shared = rid.shared or rid
     for letter, rights in (("W", "write"), ("R", "read")):
         sharer.call(share, query={key: shared, "userId": USERS[letter], "rights": rights})
     caller = server.sdk(people.get(role))
