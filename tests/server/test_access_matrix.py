@@ -60,6 +60,7 @@ class Row:
     """The roles (letters of ROLES) the call succeeds for."""
     query: Callable[[Made], dict[str, Any]] = lambda rid: {}
     body: Callable[[Made], Any] = lambda rid: None
+    files: Callable[[Made], Any] = lambda rid: None
 
 
 TABLE: list[Row] = [
@@ -170,6 +171,12 @@ TABLE: list[Row] = [
     Row("processes.update_status", "process", "OWA", lambda pid: {"procws": pid, "status": "DONE", "perc": 100}),
     Row("processes.set_payload_by_query", "process", "OWA", lambda pid: {"procws": pid, "payload": '{"b": 2}'}),
     Row("processes.stop", "process", "OWA", lambda pid: {"procws": pid}),
+    Row("processes.set_payload", "process", "OWA", lambda pid: {"procws": pid}, body=lambda pid: '{"c": 3}'),
+    Row("processes.set_sub_pid", "process", "OWA", lambda pid: {"procws": pid, "subpid": 42}),
+    Row("products.upload_without_ingest", "product", "OWA", lambda ws: {"workspace": ws, "name": "more.txt"},
+        files=lambda ws: {"file": ("more.txt", b"more")}),
+    Row("workflows.update_file", "workflow", "OWA", lambda wf: {"workflowid": wf},
+        files=lambda wf: {"file": ("graph.xml", graph(writes=("Write", "Write(2)")))}),
     # reviews and comments: only their author changes them (the contract names no other)
     Row("processor_media.update_review", "review", "O",
         body=lambda rv: {"id": rv, "processorId": rv.parent, "vote": 3.0}),
@@ -308,7 +315,7 @@ def test_access_matrix(matrix_server: tuple[Server, dict[str, Person]], row: Row
         sharer.call(share, query={key: shared, "userId": USERS[letter], "rights": rights})
     caller = server.sdk(people.get(role))
     try:
-        result = caller.call(row.endpoint, query=row.query(rid), body=row.body(rid))
+        result = caller.call(row.endpoint, query=row.query(rid), body=row.body(rid), files=row.files(rid))
         # Some style-C endpoints refuse with an answer the SDK returns as is, since it is also a legitimate
         # one (an empty list, the text ERROR); the rows always have something to list and a process that
         # ended DONE, so there that answer can only be a refusal.  Elsewhere it is an answer (no build logs
