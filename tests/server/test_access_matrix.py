@@ -55,7 +55,7 @@ class Made(str):
 class Row:
     endpoint: str
     resource: str
-    """A key of KINDS: what is created by the owner, and shared W/R, before the call."""
+    """A key of SHARE: what is created (by the owner, an admin for ADMIN_MADE), and shared W/R, before the call."""
     allowed: str
     """The roles (letters of ROLES) the call succeeds for."""
     query: Callable[[Made], dict[str, Any]] = lambda rid: {}
