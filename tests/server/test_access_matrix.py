@@ -154,6 +154,7 @@ TABLE: list[Row] = [
     # products, through their workspace (parent: a product's file name in it)
     Row("products.get", "product", "OWRA", lambda ws: {"workspace": ws, "name": ws.parent}),
     Row("products.list", "product", "OWRA", lambda ws: {"workspace": ws}),
+    Row("products.get_metadata", "product", "OWRA", lambda ws: {"workspace": ws, "name": ws.parent}),
     Row("products.list_light", "product", "OWRA", lambda ws: {"workspace": ws}),
     Row("products.list_names", "product", "OWRA", lambda ws: {"workspace": ws}),
     Row("products.update", "product", "OWA", lambda ws: {"workspace": ws},
