@@ -183,8 +183,9 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
     workspaces = WorkspaceService(c("workspaces"), c("process_workspaces"), sharing, nodes, settings.files_root,
                                   settings.cloud_provider, settings.sla_link)
     messages = MessageLog(c("messages"))
-    organizations = OrganizationService(c("organizations"), c("subscriptions"), sharing)
-    subscriptions = SubscriptionService(c("subscriptions"), c("projects"), users, sharing, organizations, messages)
+    organizations = OrganizationService(c("organizations"), c("subscriptions"), sharing, atomic=store.atomic)
+    subscriptions = SubscriptionService(c("subscriptions"), c("projects"), users, sharing, organizations, messages,
+                                        atomic=store.atomic)
     images = ImageService(settings.images_root, c("processors"), c("organizations"), c("styles"), sharing)
     styles = StyleService(c("styles"), sharing, images, settings.styles_root, settings.node_code)
     missions = MissionService(sharing, settings.missions_file)
