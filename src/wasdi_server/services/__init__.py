@@ -256,6 +256,7 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
     services.maps = MapService(c("layers"), workspaces, styles, map_server)
     services.apps = AppService(app_records, settings, workspaces, processes, products)
     services.app_environments = AppEnvironmentService(services.apps)
+    services.apps.use_intents(intents)
     # The groups built above the admin console plug their own rules into it: what deleting a user
     # removes, and how permissions on their resources change.
     for name, cleanup in (("apps", services.apps.delete_all_of_user), ("workflows", workflows.delete_all_of_user),
