@@ -212,6 +212,7 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
     projects = ProjectService(c("projects"), subscriptions, users)
     intents = IntentLog(c(INTENTS))
     workspaces.use_intents(intents)
+    workflows.use_intents(intents)
     # What deleting a user removes, in this order; services wired elsewhere (apps, workflows, parameter
     # templates) add their own delete_all_of_user with services.user_deletion.register(...).
     user_deletion = UserDeletion(users, intents)
