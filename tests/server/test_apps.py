@@ -278,6 +278,39 @@ def test_the_owner_deletes_the_app_its_files_environment_and_sharings(
     assert again.status_code == 400
 
 
+class Crash(Exception):
+    """Stands for the process dying at this instant."""
+
+
+@pytest.mark.parametrize("point", ["after the hooks", "after the record, before the files"])
+def test_an_app_delete_a_crash_interrupted_is_finished_by_the_next_start(
+        server: Server, http: httpx.Client, hello: dict[str, Any], people: dict[str, Person],
+        monkeypatch: pytest.MonkeyPatch, point: str) -> None:
+    apps = server.services.apps
+    layout = apps.layout(hello)
+
+    def boom(*args: Any, **kwargs: Any) -> None:
+        raise Crash
+
+    with monkeypatch.context() as patch:
+        if point == "after the hooks":
+            patch.setattr(apps.sharing, "remove_all", boom)
+        else:
+            patch.setattr("wasdi_server.services.apps.shutil.rmtree", boom)
+        with pytest.raises(Crash):
+            apps.delete(server.services.sessions.resolve(people["owner"].token), hello["processorId"])
+    server.close()
+
+    restarted = Server(server.settings.data_dir, **app_settings())  # finishes pending intents at start
+    try:
+        assert restarted.services.apps.records.get(hello["processorId"]) is None
+        assert restarted.services.sharing.sharings_of(processor_resource(hello)) == []
+        assert not layout.home.exists() and not layout.folder.exists()
+        assert restarted.services.intents.pending() == []
+    finally:
+        restarted.close()
+
+
 @pytest.mark.parametrize("role", ["writer", "reader"])
 def test_a_sharer_deleting_removes_only_the_sharing(server: Server, http: httpx.Client, hello: dict[str, Any],
                                                     people: dict[str, Person], role: str) -> None:

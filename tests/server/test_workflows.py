@@ -558,3 +558,34 @@ def test_stopping_a_run_kills_gpt(server: Server, http: httpx.Client, alice: Per
             break
         assert time.monotonic() < deadline, "gpt still runs after the stop"
         time.sleep(0.05)
+
+
+class Crash(Exception):
+    """Stands for the process dying at this instant."""
+
+
+@pytest.mark.parametrize("point", ["after the sharings", "after the record, before the graph"])
+def test_a_workflow_delete_a_crash_interrupted_is_finished_by_the_next_start(
+        server: Server, people: dict[str, Person], shared_flow: str, monkeypatch: pytest.MonkeyPatch,
+        point: str) -> None:
+    flows = server.services.workflows
+    graph_file = flows.graph_path(shared_flow)
+    assert graph_file.is_file()
+
+    def boom(*args: Any, **kwargs: Any) -> Any:
+        raise Crash
+
+    with monkeypatch.context() as patch:
+        patch.setattr(*((flows.workflows, "delete") if point == "after the sharings" else (flows, "graph_path")), boom)
+        with pytest.raises(Crash):
+            flows.delete(server.services.sessions.resolve(people["owner"].token), shared_flow)
+    server.close()
+
+    restarted = Server(server.settings.data_dir)  # finishes pending intents at start
+    try:
+        assert restarted.services.workflows.workflows.get(shared_flow) is None
+        assert restarted.services.sharing.sharings.find(resourceId=shared_flow) == []
+        assert not graph_file.exists()
+        assert restarted.services.intents.pending() == []
+    finally:
+        restarted.close()

@@ -183,8 +183,9 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
     workspaces = WorkspaceService(c("workspaces"), c("process_workspaces"), sharing, nodes, settings.files_root,
                                   settings.cloud_provider, settings.sla_link)
     messages = MessageLog(c("messages"))
-    organizations = OrganizationService(c("organizations"), c("subscriptions"), sharing)
-    subscriptions = SubscriptionService(c("subscriptions"), c("projects"), users, sharing, organizations, messages)
+    organizations = OrganizationService(c("organizations"), c("subscriptions"), sharing, atomic=store.atomic)
+    subscriptions = SubscriptionService(c("subscriptions"), c("projects"), users, sharing, organizations, messages,
+                                        atomic=store.atomic)
     images = ImageService(settings.images_root, c("processors"), c("organizations"), c("styles"), sharing)
     styles = StyleService(c("styles"), sharing, images, settings.styles_root, settings.node_code)
     missions = MissionService(sharing, settings.missions_file)
@@ -210,6 +211,8 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
     credits = CreditService(c("credit_packages"), payments)
     projects = ProjectService(c("projects"), subscriptions, users)
     intents = IntentLog(c(INTENTS))
+    workspaces.use_intents(intents)
+    workflows.use_intents(intents)
     # What deleting a user removes, in this order; services wired elsewhere (apps, workflows, parameter
     # templates) add their own delete_all_of_user with services.user_deletion.register(...).
     user_deletion = UserDeletion(users, intents)
@@ -254,6 +257,7 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
     services.maps = MapService(c("layers"), workspaces, styles, map_server)
     services.apps = AppService(app_records, settings, workspaces, processes, products)
     services.app_environments = AppEnvironmentService(services.apps)
+    services.apps.use_intents(intents)
     # The groups built above the admin console plug their own rules into it: what deleting a user
     # removes, and how permissions on their resources change.
     for name, cleanup in (("apps", services.apps.delete_all_of_user), ("workflows", workflows.delete_all_of_user),

@@ -34,7 +34,7 @@ import shutil
 import threading
 import urllib.parse
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -50,6 +50,7 @@ from .app_records import (
     processor_resource,
 )
 from .identity import User, now_ms
+from .intents import IntentLog
 from .paths import inside, safe_name
 
 if TYPE_CHECKING:
@@ -98,6 +99,10 @@ def decode_parameters(raw: str | None) -> tuple[dict[str, Any], str]:
     raise BadRequest("the parameters are not valid JSON")
 
 
+DELETE_APP = "delete_app"
+"""The intent kind of an app deletion (subject: the processor id)."""
+
+
 class AppService:
     """The apps' lifecycle and runs (the store, payments and templates are other services)."""
 
@@ -116,6 +121,12 @@ class AppService:
         self.delete_hooks: list[DeleteHook] = []
         """Called with the record before an owner's delete removes it (payments, templates, media)."""
         self._lock = threading.RLock()
+        self.intents: IntentLog | None = None
+
+    def use_intents(self, intents: IntentLog) -> None:
+        """Delete apps as durable intents, so that a crash mid-way is finished at the next start."""
+        self.intents = intents
+        intents.register(DELETE_APP, self._carry_out_delete)
 
     # -- where an app lives ----------------------------------------------------------------------------
     def layout(self, doc: dict[str, Any]) -> AppLayout:
@@ -325,6 +336,15 @@ class AppService:
             return
         for check in self.delete_checks:
             check(doc)
+        if self.intents is None:
+            self._carry_out_delete(doc["processorId"], {"app": doc})
+        else:
+            # The intent keeps the record: once it is gone, the only way to the app's folders.
+            self.intents.run(DELETE_APP, doc["processorId"], {"app": doc})
+
+    def _carry_out_delete(self, processor_id: str, details: Mapping[str, Any]) -> None:
+        # Every step finds what is left, so a deletion a crash interrupted is finished from any point.
+        doc = self.records.processors.get(processor_id) or dict(details["app"])
         for hook in self.delete_hooks:
             hook(doc)
         self._remove(doc)

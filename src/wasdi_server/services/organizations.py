@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from typing import Any
 
 from ..errors import BadRequest, Forbidden
@@ -75,8 +76,11 @@ class OrganizationService:
     """The ``organizations`` collection: ``{organizationId, userId, name, description, address, email, url,
     creationDate}``; sharings in ``SharingService`` under the type ``organization``."""
 
-    def __init__(self, organizations: Collection, subscriptions: Collection, sharing: SharingService) -> None:
+    def __init__(self, organizations: Collection, subscriptions: Collection, sharing: SharingService, *,
+                 atomic: Callable[[], AbstractContextManager[None]]) -> None:
         self.organizations = organizations
+        self.atomic = atomic
+        """``Store.atomic``: a deletion's writes commit as one (a crash leaves all of them or none)."""
         self.subscriptions = subscriptions
         self.sharing = sharing
 
@@ -197,9 +201,10 @@ class OrganizationService:
 
     def _remove(self, doc: Mapping[str, Any]) -> None:
         org_id = str(doc["organizationId"])
-        self.sharing.remove_all(self.resource(doc))
-        self.subscriptions.update_where({"organizationId": None}, organizationId=org_id)
-        self.organizations.delete(org_id)
+        with self.atomic():
+            self.sharing.remove_all(self.resource(doc))
+            self.subscriptions.update_where({"organizationId": None}, organizationId=org_id)
+            self.organizations.delete(org_id)
 
     def delete_all_of_user(self, user_id: str) -> None:
         """Every organization the user owns (their subscriptions are detached, as on a delete)."""

@@ -32,7 +32,8 @@ import logging
 import math
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from typing import Any
 
@@ -170,8 +171,11 @@ class SubscriptionService:
 
     def __init__(self, subscriptions: Collection, projects: Collection, users: UserService,
                  sharing: SharingService | None = None, organizations: OrganizationService | None = None,
-                 messages: MessageLog | None = None) -> None:
+                 messages: MessageLog | None = None, *,
+                 atomic: Callable[[], AbstractContextManager[None]]) -> None:
         self.subscriptions = subscriptions
+        self.atomic = atomic
+        """``Store.atomic``: a deletion's writes commit as one (a crash leaves all of them or none)."""
         self.projects = projects
         self.users = users
         self.sharing = sharing
@@ -542,13 +546,14 @@ class SubscriptionService:
     def _remove(self, doc: Mapping[str, Any]) -> None:
         """Sharings, projects, users' active choices that pointed at them, then the subscription."""
         sid = str(doc["subscriptionId"])
-        self._sharing().remove_all(self.resource(doc))
-        project_ids = {p["projectId"] for p in self.projects.find(subscriptionId=sid)}
-        self.projects.delete_where(subscriptionId=sid)
-        self.users.users.update_where(
-            {"activeProjectId": None, "activeSubscriptionId": None},
-            lambda u: u.get("activeSubscriptionId") == sid or u.get("activeProjectId") in project_ids)
-        self.subscriptions.delete(sid)
+        with self.atomic():
+            self._sharing().remove_all(self.resource(doc))
+            project_ids = {p["projectId"] for p in self.projects.find(subscriptionId=sid)}
+            self.projects.delete_where(subscriptionId=sid)
+            self.users.users.update_where(
+                {"activeProjectId": None, "activeSubscriptionId": None},
+                lambda u: u.get("activeSubscriptionId") == sid or u.get("activeProjectId") in project_ids)
+            self.subscriptions.delete(sid)
 
     def delete_all_of_user(self, user_id: str) -> None:
         """Every subscription the user owns, with its projects and sharings."""

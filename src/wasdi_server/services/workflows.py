@@ -42,6 +42,7 @@ from ..errors import BadRequest, Forbidden, NoContent, NotModified, ServerFailur
 from ..store import Collection
 from .identity import User, now_ms
 from .images import flag
+from .intents import IntentLog
 from .paths import inside, safe_id
 from .sharing import WRITE, Resource, ShareOutcome, SharingService
 from .snap_graphs import MAX_GRAPH_BYTES, check_template_params, graph_nodes, output_extension, parse_graph_bytes
@@ -50,6 +51,8 @@ if TYPE_CHECKING:
     from .products import ProductService
 
 WORKFLOW = "workflow"
+DELETE_WORKFLOW = "delete_workflow"
+"""The intent kind of a workflow deletion (subject: the workflow id)."""
 MAX_NAME_LENGTH = 100
 MAX_DESCRIPTION_LENGTH = 2000
 MAX_RUN_FILES = 100
@@ -108,6 +111,12 @@ class WorkflowService:
         self.node_url = node_url
         self.staging = root / ".incoming"
         self._lock = threading.RLock()
+        self.intents: IntentLog | None = None
+
+    def use_intents(self, intents: IntentLog) -> None:
+        """Delete workflows as durable intents, so that a crash mid-way is finished at the next start."""
+        self.intents = intents
+        intents.register(DELETE_WORKFLOW, self._carry_out_delete)
 
     # -- lookups -------------------------------------------------------------------------------
     @staticmethod
@@ -300,12 +309,20 @@ class WorkflowService:
             return
         if user.user_id != resource.owner_id and not user.is_admin:
             raise Forbidden(NO_RIGHTS)
-        self._remove(doc)
+        if self.intents is None:
+            self._remove(doc)
+        else:
+            self.intents.run(DELETE_WORKFLOW, str(doc["workflowId"]), {"userId": doc.get("userId")})
+
+    def _carry_out_delete(self, workflow_id: str, details: Mapping[str, Any]) -> None:
+        # Every step finds what is left, so a deletion a crash interrupted is finished from any point.
+        self._remove(self.workflows.get(workflow_id) or {"workflowId": workflow_id, "userId": details.get("userId")})
 
     def _remove(self, doc: Mapping[str, Any]) -> None:
         with self._lock:
             self.sharing.remove_all(self.resource(doc))
             self.workflows.delete(doc["workflowId"])
+            # The graph after the record: a crash between leaves the intent, which removes it.
             self.graph_path(doc["workflowId"]).unlink(missing_ok=True)
 
     def delete_all_of_user(self, user_id: str) -> None:

@@ -5,13 +5,14 @@ from __future__ import annotations
 import logging
 import re
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from ..errors import MSG_INVALID_WORKSPACE, BadRequest, Forbidden, ServerFailure
 from ..store import Collection
 from .identity import User, now_ms
+from .intents import IntentLog
 from .naming import unique_name
 from .nodes import NodeService
 from .paths import folder_size, human_size, inside, remove_tree, safe_id
@@ -23,6 +24,9 @@ WORKSPACE = "workspace"
 DEFAULT_NAME = "Untitled Workspace"
 MAX_NAME_LENGTH = 200
 _BAD_NAME = re.compile(r"[/\\\x00-\x1f\x7f]")
+
+DELETE_WORKSPACE = "delete_workspace"
+"""The intent kind of a workspace deletion (subject: the workspace id)."""
 
 DeleteHook = Callable[[dict[str, Any], bool, bool], None]
 """Called with (workspace record, delete files, delete layers) before the record goes."""
@@ -50,6 +54,12 @@ class WorkspaceService:
         self.cloud_provider = cloud_provider
         self.sla_link = sla_link
         self.delete_hooks: list[DeleteHook] = []
+        self.intents: IntentLog | None = None
+
+    def use_intents(self, intents: IntentLog) -> None:
+        """Delete workspaces as durable intents, so that a crash mid-way is finished at the next start."""
+        self.intents = intents
+        intents.register(DELETE_WORKSPACE, self._carry_out_delete)
 
     # -- lookups -------------------------------------------------------------------------------
     @staticmethod
@@ -166,16 +176,28 @@ class WorkspaceService:
         if user.user_id != doc["userId"] and not user.is_admin:
             raise Forbidden("MSG_ERROR_NO_ACCESS_RIGHTS_OBJECT_WORKSPACE")
         try:
-            self._remove(doc, delete_files, delete_layers)
+            if self.intents is None:
+                self._remove(doc, delete_files, delete_layers)
+            else:
+                # The intent keeps the owner: once the record is gone it is the only way to the folder.
+                self.intents.run(DELETE_WORKSPACE, doc["workspaceId"], {
+                    "userId": doc["userId"], "deleteFiles": bool(delete_files), "deleteLayers": bool(delete_layers)})
         except Exception as e:
             log.exception("deleting workspace %s failed", doc["workspaceId"])
             raise ServerFailure("the workspace could not be deleted") from e
+
+    def _carry_out_delete(self, workspace_id: str, details: Mapping[str, Any]) -> None:
+        # Every step finds what is left, so a deletion a crash interrupted is finished from any point.
+        doc = self.workspaces.get(workspace_id) or {"workspaceId": workspace_id, "userId": details["userId"]}
+        self._remove(doc, bool(details.get("deleteFiles")), bool(details.get("deleteLayers")))
 
     def _remove(self, doc: dict[str, Any], delete_files: bool, delete_layers: bool) -> None:
         for hook in self.delete_hooks:
             hook(doc, delete_files, delete_layers)
         self.processes.delete_where(workspaceId=doc["workspaceId"])
         self.sharing.remove_all(self.resource(doc))
+        # The record goes after everything that names it (a crash before leaves a workspace the intent
+        # finishes), and the files after the record (never a record whose files are half gone).
         self.workspaces.delete(doc["workspaceId"])
         if delete_files:
             remove_tree(self.folder(doc))

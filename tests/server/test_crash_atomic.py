@@ -1,0 +1,163 @@
+"""Multi-step deletions are all or nothing: a crash between any two steps (simulated by a step that
+raises, then the services reopened on the same data dir) leaves either the whole resource or none of it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.conftest import Person, Server
+
+from wasdi_server.services import workspaces as workspaces_module
+
+
+class Crash(Exception):
+    """Stands for the process dying at this instant."""
+
+
+def boom(*args: Any, **kwargs: Any) -> Any:
+    raise Crash
+
+
+def workspace_with_everything(server: Server, alice: Person, bob: Person) -> tuple[str, Path]:
+    ws = server.get("/ws/create", alice, name="Floods").json["stringValue"]
+    assert server.put("/ws/share/add", alice, workspace=ws, userId=bob.user_id).status_code == 200
+    server.services.workspaces.processes.insert({"processObjId": f"p-{ws}", "workspaceId": ws, "userId": alice.user_id,
+                                                 "status": "DONE", "operationType": "RUNPROCESSOR"})
+    folder = server.services.workspaces.folder(server.services.workspaces.load(ws))
+    (folder / "result.tif").write_bytes(b"pixels")
+    return ws, folder
+
+
+def traces(server: Server, ws: str, folder: Path) -> dict[str, bool]:
+    services = server.services
+    return {
+        "record": services.workspaces.workspaces.get(ws) is not None,
+        "sharings": bool(services.sharing.sharings.find(resourceId=ws)),
+        "processes": bool(services.workspaces.processes.find(workspaceId=ws)),
+        "folder": folder.exists(),
+    }
+
+
+# Where the crash comes: (object to patch, attribute) relative to the services, in step order.
+CRASH_POINTS = {
+    "before the intent is recorded": lambda s: (s.intents, "record"),
+    "after the products and logs": lambda s: (s.workspaces.processes, "delete_where"),
+    "after the process records": lambda s: (s.sharing, "remove_all"),
+    "after the sharings": lambda s: (s.workspaces.workspaces, "delete"),
+    "after the record, before the files": lambda s: (workspaces_module, "remove_tree"),
+}
+
+
+@pytest.mark.parametrize("point", list(CRASH_POINTS))
+def test_a_crash_during_workspace_delete_leaves_all_or_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               point: str) -> None:
+    server = Server(tmp_path / "data")
+    alice, bob = server.add_user("alice@example.org"), server.add_user("bob@example.org")
+    ws, folder = workspace_with_everything(server, alice, bob)
+    with monkeypatch.context() as patch:
+        patch.setattr(*CRASH_POINTS[point](server.services), boom)
+        assert server.delete("/ws/delete", alice, workspace=ws).status_code == 500
+    server.close()
+
+    server = Server(tmp_path / "data")  # the restart: pending intents are finished at start
+    try:
+        left = traces(server, ws, folder)
+        if point == "before the intent is recorded":
+            assert left == {"record": True, "sharings": True, "processes": True, "folder": True}
+        else:
+            assert left == {"record": False, "sharings": False, "processes": False, "folder": False}
+        assert server.services.intents.pending() == []
+    finally:
+        server.close()
+
+
+def test_an_uninterrupted_delete_leaves_no_intent(server: Server, alice: Person, bob: Person) -> None:
+    ws, folder = workspace_with_everything(server, alice, bob)
+    assert server.delete("/ws/delete", alice, workspace=ws).status_code == 200
+    assert traces(server, ws, folder) == {"record": False, "sharings": False, "processes": False, "folder": False}
+    assert server.services.intents.pending() == []
+
+
+# -- organizations and subscriptions: their records only, so one atomic block -----------------------------
+def organization_with_everything(server: Server, alice: Person, bob: Person) -> tuple[str, str]:
+    services = server.services
+    owner = services.users.active_user(alice.user_id)
+    org = services.organizations.create(owner, {"name": "Flood watchers"})
+    services.organizations.share(owner, org, bob.user_id, "read")
+    trial = services.subscriptions.list_for(owner)[0]["subscriptionId"]
+    services.subscriptions.subscriptions.update(trial, {"organizationId": org})
+    return org, trial
+
+
+def organization_traces(server: Server, org: str, subscription: str) -> dict[str, bool]:
+    services = server.services
+    return {"record": services.organizations.organizations.get(org) is not None,
+            "sharings": bool(services.sharing.sharings.find(resourceId=org)),
+            "attached": services.subscriptions.subscriptions.get(subscription).get("organizationId") == org}
+
+
+ORGANIZATION_CRASH_POINTS = {
+    "after the sharings": lambda s: (s.organizations.subscriptions, "update_where"),
+    "after detaching the subscriptions": lambda s: (s.organizations.organizations, "delete"),
+}
+
+
+@pytest.mark.parametrize("point", list(ORGANIZATION_CRASH_POINTS))
+def test_a_crash_during_organization_delete_leaves_it_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            point: str) -> None:
+    server = Server(tmp_path / "data")
+    alice, bob = server.add_user("alice@example.org"), server.add_user("bob@example.org")
+    org, trial = organization_with_everything(server, alice, bob)
+    owner = server.services.users.active_user(alice.user_id)
+    with monkeypatch.context() as patch, pytest.raises(Crash):
+        patch.setattr(*ORGANIZATION_CRASH_POINTS[point](server.services), boom)
+        server.services.organizations.delete(owner, org)
+    server.close()
+
+    server = Server(tmp_path / "data")
+    try:
+        assert organization_traces(server, org, trial) == {"record": True, "sharings": True, "attached": True}
+        server.services.organizations.delete(server.services.users.active_user(alice.user_id), org)
+        assert organization_traces(server, org, trial) == {"record": False, "sharings": False, "attached": False}
+    finally:
+        server.close()
+
+
+def subscription_traces(server: Server, subscription: str, user_id: str) -> dict[str, bool]:
+    services = server.services
+    return {"record": services.subscriptions.subscriptions.get(subscription) is not None,
+            "sharings": bool(services.sharing.sharings.find(resourceId=subscription)),
+            "projects": bool(services.subscriptions.projects.find(subscriptionId=subscription)),
+            "active": services.users.users.get(user_id).get("activeSubscriptionId") == subscription}
+
+
+SUBSCRIPTION_CRASH_POINTS = {
+    "after the sharings": lambda s: (s.subscriptions.projects, "delete_where"),
+    "after the projects": lambda s: (s.users.users, "update_where"),
+    "after the users' choices": lambda s: (s.subscriptions.subscriptions, "delete"),
+}
+
+
+@pytest.mark.parametrize("point", list(SUBSCRIPTION_CRASH_POINTS))
+def test_a_crash_during_subscription_delete_leaves_it_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            point: str) -> None:
+    server = Server(tmp_path / "data")
+    alice, bob = server.add_user("alice@example.org"), server.add_user("bob@example.org")
+    owner = server.services.users.active_user(alice.user_id)
+    trial = server.services.subscriptions.list_for(owner)[0]["subscriptionId"]
+    server.services.subscriptions.share(owner, trial, bob.user_id, "read")
+    with monkeypatch.context() as patch, pytest.raises(Crash):
+        patch.setattr(*SUBSCRIPTION_CRASH_POINTS[point](server.services), boom)
+        server.services.subscriptions.delete(owner, trial)
+    server.close()
+
+    server = Server(tmp_path / "data")
+    try:
+        whole = {"record": True, "sharings": True, "projects": True, "active": True}
+        assert subscription_traces(server, trial, alice.user_id) == whole
+        server.services.subscriptions.delete(server.services.users.active_user(alice.user_id), trial)
+        assert subscription_traces(server, trial, alice.user_id) == dict.fromkeys(whole, False)
+    finally:
+        server.close()
