@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import tempfile
 from pathlib import Path
 
 from ..errors import BadRequest
@@ -77,3 +78,15 @@ def human_size(size: int) -> str:
     if unit == 0:
         return f"{size}B"
     return f"{value:.1f} {units[unit]}" if value < 10 else f"{round(value)} {units[unit]}"
+
+
+def stage_bytes(folder: Path, data: bytes, limit: int, what: str, suffix: str) -> Path:
+    """``data`` in a new temporary file of ``folder`` (an XML text sent in a request body, before it is
+    checked and moved into place); 400 when it is larger than ``limit`` bytes."""
+    if len(data) > limit:
+        raise BadRequest(f"the {what} is larger than {limit} bytes")
+    folder.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(dir=folder, prefix=".xml-", suffix=suffix)
+    with os.fdopen(fd, "wb") as out:
+        out.write(data)
+    return Path(name)

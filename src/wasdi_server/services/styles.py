@@ -60,7 +60,7 @@ from ..store import Collection
 from .identity import User, now_ms
 from .images import STYLES as STYLES_COLLECTION
 from .images import ImageService, Place, flag
-from .paths import inside, safe_name
+from .paths import inside, safe_name, stage_bytes
 from .png import RGBA, parse_color, ramp_png
 from .sharing import WRITE, Resource, ShareOutcome, SharingService
 
@@ -317,13 +317,7 @@ class StyleService:
 
     def write_staged(self, data: bytes) -> Path:
         """``data`` in a temporary file next to the styles (for the XML-text update)."""
-        if len(data) > MAX_STYLE_BYTES:
-            raise BadRequest(f"the SLD is larger than {MAX_STYLE_BYTES} bytes")
-        self.staging.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(dir=self.staging, prefix=".xml-", suffix=".sld")
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        return Path(name)
+        return stage_bytes(self.staging, data, MAX_STYLE_BYTES, "SLD", ".sld")
 
     # -- reading -------------------------------------------------------------------------------
     def xml(self, user: User, style_id: str | None) -> tuple[bytes, str]:

@@ -30,7 +30,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import tempfile
 import threading
 import uuid
 from collections.abc import Mapping
@@ -43,7 +42,7 @@ from ..store import Collection
 from .identity import User, now_ms
 from .images import flag
 from .intents import IntentLog
-from .paths import inside, safe_id
+from .paths import inside, safe_id, stage_bytes
 from .sharing import WRITE, Resource, ShareOutcome, SharingService
 from .snap_graphs import MAX_GRAPH_BYTES, check_template_params, graph_nodes, output_extension, parse_graph_bytes
 
@@ -180,13 +179,7 @@ class WorkflowService:
     # -- files ---------------------------------------------------------------------------------
     def stage(self, data: bytes) -> Path:
         """``data`` in a temporary file next to the workflows (the XML-text update)."""
-        if len(data) > MAX_GRAPH_BYTES:
-            raise BadRequest(f"the graph is larger than {MAX_GRAPH_BYTES} bytes")
-        self.staging.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(dir=self.staging, prefix=".xml-", suffix=".xml")
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        return Path(name)
+        return stage_bytes(self.staging, data, MAX_GRAPH_BYTES, "graph", ".xml")
 
     @staticmethod
     def _read_graph(upload: Path) -> tuple[bytes, Any]:
