@@ -9,9 +9,11 @@ number of threads:
 
 This process then loads them over loopback with ``--threads`` client threads, each on its own
 persistent connection (``http.client``), after a warm-up, and prints requests per second for
-GET /wasdi/hello (both) and the authenticated GET /ws/byuser (ours), as ratios against the bare
-app's hello.  Rounds are interleaved (bare, ours, ours, bare, ...) and medians are reported, so a
-busy moment on the machine hits every figure alike.  A second, informative figure is the median
+GET /wasdi/hello and GET /ws/byuser (ours authenticated, the bare app answering the same bytes
+pre-serialised), as ratios against the bare app on the same path.  Rounds are interleaved (bare, ours,
+ours, bare, ...), so each of our figures is measured right next to its baseline; the ratio is taken
+within each round and the median of those ratios is reported, which cancels the machine's slow ups
+and downs.  A second, informative figure is the median
 latency of one request at a time on one connection, which a busy machine disturbs much less.
 
     python bench/server_overhead.py [--requests 600] [--threads 4] [--rounds 15] [--check]
@@ -103,9 +105,26 @@ class Server:
                 self.proc.wait(10)
 
 
+SERVER_CPUS: set[int] | None = None
+"""CPUs the servers run on (``--pin``), apart from the load generator's."""
+
+
+def pin_cpus(client: set[int]) -> None:
+    """Give the load generator ``client`` CPUs and the servers the rest, so neither preempts the other."""
+    global SERVER_CPUS
+    available = os.sched_getaffinity(0)
+    SERVER_CPUS = available - client
+    os.sched_setaffinity(0, client)
+
+
+def _pin_server() -> None:
+    if SERVER_CPUS:
+        os.sched_setaffinity(0, SERVER_CPUS)
+
+
 def spawn(name: str, cmd: list[str], port: int) -> Server:
     proc = subprocess.Popen(cmd, env=child_env(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
+                            stderr=subprocess.PIPE, preexec_fn=_pin_server if SERVER_CPUS else None)
     server = Server(name, proc, port)
     deadline = time.monotonic() + START_TIMEOUT
     while True:
@@ -338,21 +357,29 @@ class Row:
         return statistics.median(self.rates)
 
     def quartiles(self) -> tuple[float, float]:
-        if len(self.rates) < 2:
-            return self.rates[0], self.rates[0]
-        q = statistics.quantiles(self.rates, n=4)
-        return q[0], q[2]
+        return quartiles(self.rates)
+
+
+def quartiles(values: list[float]) -> tuple[float, float]:
+    if len(values) < 2:
+        return values[0], values[0]
+    q = statistics.quantiles(values, n=4)
+    return q[0], q[2]
 
 
 def report(rows: list[Row], baseline: Row) -> list[str]:
     """Print the table; the labels of the rows that miss their target."""
-    print(f"{'endpoint':<28}{'req/s':>7}{'(p25-p75)':>14}{'ratio vs bare':>15}{'target':>10}  result"
-          f"{'1-conn p50':>13}{'ratio':>7}")
-    print("-" * 102)
+    print(f"{'endpoint':<28}{'req/s':>7}{'(p25-p75)':>14}{'ratio vs bare':>15}{'(p25-p75)':>13}{'target':>10}  "
+          f"result{'1-conn p50':>13}{'ratio':>7}")
+    print("-" * 115)
     misses = []
     for row in rows:
-        ratio = row.rate / baseline.rate
+        # Each round measured this row right next to the baseline: the ratio within a round cancels the
+        # machine's slow ups and downs, which the ratio of two medians would not.
+        ratios = [ours / bare for ours, bare in zip(row.rates, baseline.rates, strict=True)]
+        ratio = statistics.median(ratios)
         low, high = row.quartiles()
+        ratio_low, ratio_high = quartiles(ratios)
         if row.target is None:
             target, result = "-", "baseline"
         else:
@@ -360,7 +387,8 @@ def report(rows: list[Row], baseline: Row) -> list[str]:
             result = "PASS" if ratio >= row.target else "MISS"
             if result == "MISS":
                 misses.append(row.label)
-        print(f"{row.label:<28}{row.rate:>7.0f}{f'({low:.0f}-{high:.0f})':>14}{ratio:>15.2f}{target:>10}  "
+        print(f"{row.label:<28}{row.rate:>7.0f}{f'({low:.0f}-{high:.0f})':>14}{ratio:>15.2f}"
+              f"{f'({ratio_low:.2f}-{ratio_high:.2f})':>13}{target:>10}  "
               f"{result:<8}{row.latency * 1e6:>8.0f} us{baseline.latency / row.latency:>7.2f}")
     return misses
 
@@ -378,6 +406,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="interleaved rounds; the median rate over rounds is reported (default 15)")
     parser.add_argument("--warmup", type=int, default=200, help="unmeasured requests per endpoint first (default 200)")
     parser.add_argument("--workspaces", type=int, default=1000, help="workspaces the user of /ws/byuser owns")
+    parser.add_argument("--no-pin", dest="pin", action="store_false",
+                        help="do not split the CPUs between the load generator (the first) and the servers (the "
+                             "others); pinning makes the figures far steadier on a small machine")
     parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
     parser.add_argument("--profile", action="store_true",
                         help="instead: time the app in-process (no sockets) and cProfile GET /ws/byuser")
@@ -394,7 +425,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.threads < 1 or args.rounds < 1 or min(args.requests, byuser_requests) < args.threads:
         parser.error("need --threads >= 1, --rounds >= 1 and at least --threads requests per round")
 
-    print(f"python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs; "
+    cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    pinned = args.pin and len(cpus) >= 2
+    if pinned:
+        pin_cpus({cpus[0]})
+    print(f"python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs"
+          f"{f' (load generator on CPU {cpus[0]}, servers on the others)' if pinned else ''}; "
           f"server threads {args.server_threads}, client threads {args.threads}; {args.rounds} rounds of "
           f"{args.requests} hello + {byuser_requests} byuser requests (+{args.warmup} warm-up each); "
           f"{args.workspaces} workspaces", flush=True)
@@ -434,7 +470,8 @@ def main(argv: list[str] | None = None) -> int:
     print()
     misses = report(rows[:2], rows[0]) + report(rows[2:], rows[2])
     print(f"\nreq/s: median over {args.rounds} rounds of {args.threads} client threads (quartiles in brackets); "
-          "ratio vs bare: that median / the bare app's median for the same path; "
+          "ratio vs bare: the median over rounds of this row's rate / the bare app's rate for the same path in the "
+          "same round (quartiles in brackets); "
           "PASS/MISS: that ratio against the target.\n"
           "1-conn p50: median latency, one request at a time on one connection (3 rounds); "
           "ratio: the bare app's p50 for the same path / this p50 (informative).\n"

@@ -9,6 +9,7 @@ import falcon
 from . import api  # registers every handler (and api.checkout, the payment pages)
 from .api import openapi
 from .api.framework import LEGACY_BASE_PATH, route_table
+from .api.router import StaticFirstRouter
 from .api.web_client import WebClient
 from .services import Services, build_services
 from .settings import Settings, load_settings
@@ -30,7 +31,7 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
         services.start()
     origins = services.settings.cors_allow_origins
     middleware = [falcon.CORSMiddleware(allow_origins=origins if origins != ["*"] else "*")] if origins else []
-    app = WasdiApp(middleware=middleware)
+    app = WasdiApp(middleware=middleware, router=StaticFirstRouter())
     app.req_options.auto_parse_form_urlencoded = False
     app.req_options.strip_url_path_trailing_slash = True
     routes: dict[str, object] = dict(route_table(services))

@@ -22,7 +22,7 @@ from .content_disposition import content_disposition
 JSON_TYPE = "application/json"
 
 
-@dataclass
+@dataclass(slots=True)
 class Answer:
     """What goes on the wire: status, media type and body (bytes, or a stream of chunks)."""
 
@@ -50,6 +50,8 @@ _LIST_ADAPTERS: dict[type[WasdiModel], TypeAdapter[list[Any]]] = {}
 
 def to_json_bytes(value: Any) -> bytes:
     """JSON with wire names; a list of one model class is serialised in one pass (listings are hot)."""
+    if isinstance(value, WasdiModel):  # pydantic-core writes the bytes itself: no dict, no json.dumps
+        return value.__pydantic_serializer__.to_json(value, by_alias=True, exclude_none=True)
     if isinstance(value, list) and value and isinstance(value[0], WasdiModel):
         cls = type(value[0])
         if all(type(item) is cls for item in value):
@@ -57,8 +59,6 @@ def to_json_bytes(value: Any) -> bytes:
             if adapter is None:
                 adapter = _LIST_ADAPTERS.setdefault(cls, TypeAdapter(list[cls]))  # type: ignore[valid-type]
             return adapter.dump_json(value, by_alias=True, exclude_none=True)
-    if isinstance(value, WasdiModel):  # pydantic-core writes the bytes itself: no dict, no json.dumps
-        return value.__pydantic_serializer__.to_json(value, by_alias=True, exclude_none=True)
     return json.dumps(jsonable(value), separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 

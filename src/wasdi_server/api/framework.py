@@ -39,7 +39,7 @@ FALSE_WORDS = frozenset({"false", "0", "no", "off"})
 _UNREAD: Any = object()
 
 
-@dataclass
+@dataclass(slots=True)
 class Call:
     """One parsed request, as a handler sees it."""
 
@@ -50,17 +50,20 @@ class Call:
     session_id: str | None
     params: dict[str, Any]
     path: dict[str, str]
-    read_body: Callable[[], Any] | None = None
-    """Parses the body (``api.bodies``); run on the first read of ``body``, after the handler's own checks."""
     extra: dict[str, list[str]] = field(default_factory=dict)
     """Query parameters the catalogue does not declare (raw values)."""
     _body: Any = field(default=_UNREAD, repr=False)
 
     @property
     def body(self) -> Any:
-        """The parsed body (``BadRequest`` if it is malformed, too large or nested too deeply)."""
+        """The parsed body (``BadRequest`` if it is malformed, too large or nested too deeply).
+
+        Parsed on the first read, so a handler's own checks (and the session check) come first.
+        """
         if self._body is _UNREAD:
-            self._body = self.read_body() if self.read_body is not None else None
+            settings = self.services.settings
+            self._body = parse_body(self.endpoint, self.request, settings.max_json_body_bytes,
+                                    settings.max_json_depth)
         return self._body
 
     @property
@@ -207,7 +210,6 @@ class EndpointResource:
     def parse(self, ep: Endpoint, req: falcon.Request, path: dict[str, str]) -> Call:
         """Authenticate first (a bad session wins over bad input), then parse parameters; the body waits
         for the handler (``Call.body``)."""
-        settings = self.services.settings
         occurrences = split_query(req.query_string)
         user = None
         session_id = None
@@ -218,22 +220,20 @@ class EndpointResource:
             user = self.services.sessions.resolve(session_id)
             if user is None:
                 raise Unauthorized("MSG_ERROR_INVALID_SESSION")
-        params = parse_query(ep, occurrences, settings.max_param_length)
-        def read_body() -> Any:
-            return parse_body(ep, req, settings.max_json_body_bytes, settings.max_json_depth)
-
-        return Call(ep, self.services, req, user, session_id, params, path, read_body, occurrences)
+        params = parse_query(ep, occurrences, self.services.settings.max_param_length) if ep.query else {}
+        return Call(ep, self.services, req, user, session_id, params, path, occurrences)
 
 
 def write_answer(resp: falcon.Response, answer: Answer) -> None:
-    resp.status = falcon.code_to_http_status(answer.status)
+    resp.status = answer.status  # falcon renders the reason phrase itself
     if answer.status in (204, 304):
         # These answers carry no content, so no Content-Type either (RFC 9110).
         resp.content_type = None
         return
     resp.content_type = answer.media_type
-    for name, value in (answer.headers or {}).items():
-        resp.set_header(name, value)
+    if answer.headers:
+        for name, value in answer.headers.items():
+            resp.set_header(name, value)
     if answer.stream is not None:
         resp.stream = answer.stream
         if answer.length is not None:
