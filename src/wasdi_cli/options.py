@@ -30,3 +30,9 @@ YesOpt = Annotated[
     bool,
     typer.Option("--yes", "-y", help="Do not ask for confirmation."),
 ]
+DownloadOutOpt = Annotated[
+    str | None,
+    typer.Option("--output", "-o", metavar="PATH",
+                 help="Where to write it: a file, a folder, or - for stdout (default: the current folder, "
+                      "under the file's own name)."),
+]

@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, Protocol
 
 import typer
@@ -152,3 +153,19 @@ def progress(description: str, total: float | None = None) -> Iterator[Callable[
     with bar:
         task = bar.add_task(description, total=total)
         yield lambda amount: bar.advance(task, amount)
+
+
+def save_download(out: str | None, label: str, fetch: Callable[..., Any], default: Path | None = None) -> None:
+    """Write what ``fetch`` downloads where ``--output`` says: ``-`` for stdout, a file, or a folder.
+
+    ``fetch()`` returns the bytes; ``fetch(to=path, on_progress=advance)`` saves them and returns the file
+    written (the SDK's download methods work both ways).  Without ``out`` the file goes to ``default``, else
+    into the current folder under the name the server gives it.
+    """
+    if out == "-":
+        sys.stdout.buffer.write(fetch())
+        sys.stdout.flush()
+        return
+    with progress(f"Downloading {label}") as advance:
+        path = fetch(to=Path(out) if out else default or Path.cwd(), on_progress=advance)
+    message(f"Saved {path}")

@@ -115,6 +115,10 @@ def test_list_show_update_build_log_packages_download_delete(alice: Cli, wasdi_a
     assert alice("apps", "download", "hello", "-o", str(target)).exit_code == 0
     with zipfile.ZipFile(target) as bundle:
         assert "myProcessor.py" in bundle.namelist()
+    assert alice("apps", "download", "hello", "-o", "-").stdout_bytes == target.read_bytes()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(tmp_path)
+        assert alice("apps", "download", "hello").exit_code == 0 and (tmp_path / "hello.zip").is_file()
     assert alice("apps", "delete", "hello").exit_code == 2
     assert alice("apps", "delete", "hello", "--yes").exit_code == 0
     assert wasdi_app.services.apps.records.by_name("hello") is None

@@ -6,6 +6,7 @@ import json as jsonlib
 import os
 import sys
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -14,8 +15,8 @@ import typer
 from .. import connection, output
 from ..errors import USAGE, CliError
 from ..lookup import by_id_or_name, named
-from ..options import BaseUrlOpt, JsonOpt, ProfileOpt, QuietOpt, YesOpt
-from ..output import Output, message, progress
+from ..options import BaseUrlOpt, DownloadOutOpt, JsonOpt, ProfileOpt, QuietOpt, YesOpt
+from ..output import Output, message, progress, save_download
 from . import app_sharing, app_templates
 from .processes import logs as process_logs
 from .workspaces import resolve_workspace
@@ -384,22 +385,15 @@ def delete(app_ref: AppArg, yes: YesOpt = False, profile: ProfileOpt = None, bas
 @app.command()
 def download(
     app_ref: AppArg,
-    out: Annotated[str | None, typer.Option("--output", "-o", metavar="PATH", help="A file, a folder, or - for "
-                                            "stdout (default: <name>.zip in the current folder).")] = None,
+    out: DownloadOutOpt = None,
     profile: ProfileOpt = None,
     base_url: BaseUrlOpt = None,
 ) -> None:
     """Download an app's files as a zip."""
     with connection.client(profile, base_url) as client:
         app_id, entry = resolve_app(client, app_ref)
-        if out == "-":
-            sys.stdout.buffer.write(client.processors.download(app_id))
-            sys.stdout.flush()
-            return
-        target = Path(out) if out else Path.cwd() / f"{entry.processor_name or app_id}.zip"
-        with progress(f"Downloading {app_ref}") as advance:
-            path = client.processors.download(app_id, to=target, on_progress=advance)
-    message(f"Saved {path}")
+        save_download(out, app_ref, partial(client.processors.download, app_id),
+                      default=Path.cwd() / f"{entry.processor_name or app_id}.zip")
 
 
 @app.command("build-log")

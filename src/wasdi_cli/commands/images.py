@@ -1,6 +1,6 @@
 """``wasdi images ...``: images in the server's collections (``client.images``)."""
 
-import sys
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -9,8 +9,8 @@ import typer
 from .. import connection, output
 from ..apps_lookup import AppArg, app_label, resolve_app
 from ..errors import USAGE, CliError
-from ..options import BaseUrlOpt, ProfileOpt, YesOpt
-from ..output import Output, message, progress
+from ..options import BaseUrlOpt, DownloadOutOpt, ProfileOpt, YesOpt
+from ..output import Output, message, progress, save_download
 
 if TYPE_CHECKING:
     pass
@@ -83,9 +83,7 @@ def get(
     collection: CollectionArg,
     name: NameArg,
     folder: FolderOpt = None,
-    out: Annotated[str | None, typer.Option(
-        "--output", "-o", metavar="PATH", help="Where to write it: a file, a folder, or - for stdout "
-                                               "(default: NAME in the current folder).")] = None,
+    out: DownloadOutOpt = None,
     profile: ProfileOpt = None,
     base_url: BaseUrlOpt = None,
 ) -> None:
@@ -94,18 +92,10 @@ def get(
 
     with connection.client(profile, base_url) as client:
         try:
-            if out == "-":
-                data = client.images.get(collection=collection, folder=folder, name=name)
-                sys.stdout.buffer.write(data)
-                sys.stdout.flush()
-                return
-            target = Path(out) if out else Path.cwd() / Path(name).name
-            with progress(f"Downloading {name}") as advance:
-                path = client.images.get(collection=collection, folder=folder, name=name, to=target,
-                                         on_progress=advance)
+            save_download(out, name, partial(client.images.get, collection=collection, folder=folder, name=name),
+                          default=Path.cwd() / Path(name).name)
         except NoContentError as e:
             raise CliError(f"no image {_where(collection, folder, name)} on the server") from e
-    message(f"Saved {path}")
 
 
 @app.command()

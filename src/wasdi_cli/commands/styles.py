@@ -1,6 +1,6 @@
 """``wasdi styles ...``: map styles (SLD files) and their sharing (``client.styles``)."""
 
-import sys
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -9,8 +9,8 @@ import typer
 from .. import connection, output
 from ..errors import USAGE, CliError
 from ..lookup import by_id_or_name, named
-from ..options import BaseUrlOpt, JsonOpt, ProfileOpt, QuietOpt, YesOpt
-from ..output import Output, cell, message, progress
+from ..options import BaseUrlOpt, DownloadOutOpt, JsonOpt, ProfileOpt, QuietOpt, YesOpt
+from ..output import Output, cell, message, progress, save_download
 from ..sharing import add_share_commands
 
 if TYPE_CHECKING:
@@ -161,9 +161,7 @@ def update(
 @app.command()
 def download(
     style: StyleArg,
-    out: Annotated[str | None, typer.Option(
-        "--output", "-o", metavar="PATH", help="A file, a folder, or - for stdout (default: <name>.sld in the "
-                                               "current folder).")] = None,
+    out: DownloadOutOpt = None,
     profile: ProfileOpt = None,
     base_url: BaseUrlOpt = None,
 ) -> None:
@@ -173,19 +171,12 @@ def download(
     with connection.client(profile, base_url) as client:
         style_id, entry = resolve_style(client, style)
         try:
-            if out == "-":
-                sys.stdout.buffer.write(client.styles.download(style_id))
-                sys.stdout.flush()
-                return
-            with progress(f"Downloading {style}") as advance:
-                if entry is None:  # not in the list: try it as a name
-                    path = client.styles.download_by_name(style, to=Path(out) if out else Path.cwd(),
-                                                          on_progress=advance)
-                else:
-                    path = client.styles.download(style_id, to=Path(out) if out else Path.cwd(), on_progress=advance)
+            if entry is None and out != "-":  # not in the list: try it as a name
+                save_download(out, style, partial(client.styles.download_by_name, style))
+            else:
+                save_download(out, style, partial(client.styles.download, style_id))
         except NoContentError as e:
             raise CliError(f"no style '{style}' (or its file is missing on the server)") from e
-    message(f"Saved {path}")
 
 
 @app.command()

@@ -1,6 +1,7 @@
 """``wasdi workflows ...``: SNAP graph workflows, their runs and their sharing (``client.workflows``)."""
 
 import sys
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -9,8 +10,8 @@ import typer
 from .. import connection, output
 from ..errors import USAGE, CliError
 from ..lookup import by_id_or_name, named
-from ..options import BaseUrlOpt, JsonOpt, ProfileOpt, QuietOpt, YesOpt
-from ..output import Output, cell, message, progress
+from ..options import BaseUrlOpt, DownloadOutOpt, JsonOpt, ProfileOpt, QuietOpt, YesOpt
+from ..output import Output, cell, message, progress, save_download
 from ..sharing import add_share_commands
 from .products import WorkspaceOpt, follow, wait_bar
 from .workspaces import resolve_workspace
@@ -227,9 +228,7 @@ def run(
 @app.command()
 def download(
     workflow: WorkflowArg,
-    out: Annotated[str | None, typer.Option(
-        "--output", "-o", metavar="PATH", help="A file, a folder, or - for stdout (default: <name>.xml in the "
-                                               "current folder).")] = None,
+    out: DownloadOutOpt = None,
     profile: ProfileOpt = None,
     base_url: BaseUrlOpt = None,
 ) -> None:
@@ -239,16 +238,9 @@ def download(
     with connection.client(profile, base_url) as client:
         workflow_id, _ = resolve_workflow(client, workflow)
         try:
-            if out == "-":
-                sys.stdout.buffer.write(client.workflows.download(workflow_id))
-                sys.stdout.flush()
-                return
-            with progress(f"Downloading {workflow}") as advance:
-                path = client.workflows.download(workflow_id, to=Path(out) if out else Path.cwd(),
-                                                 on_progress=advance)
+            save_download(out, workflow, partial(client.workflows.download, workflow_id))
         except NoContentError as e:
             raise CliError(f"no workflow '{workflow}' (or its file is missing on the server)") from e
-    message(f"Saved {path}")
 
 
 @app.command()
