@@ -66,6 +66,18 @@ class Call:
                                     settings.max_json_depth)
         return self._body
 
+    def as_sent(self, name: str) -> Any:
+        """Parameter ``name`` as the client sent it, an empty value included (which the parsed ``params``
+        read as absent): for fields where an empty value given on purpose clears what is stored."""
+        sent = split_query(self.request.query_string).get(name)
+        return sent[0] if sent else self.params[name]
+
+    def if_none_match(self, etag: str) -> bool:
+        """Whether the request's ``If-None-Match`` names ``etag`` (weak or strong) or is ``*``."""
+        wanted = self.request.get_header("If-None-Match") or ""
+        tags = {t.strip().removeprefix("W/") for t in wanted.split(",") if t.strip()}
+        return etag in tags or "*" in tags
+
     @property
     def caller(self) -> User:
         """The authenticated user (the dispatcher guarantees one for session endpoints)."""

@@ -9,7 +9,7 @@ from wasdi_sdk.models import PrimitiveResult, StyleSharingViewModel, StyleViewMo
 from ..errors import BadRequest, NotModified
 from ..services.styles import MAX_STYLE_BYTES, check_description
 from .answers import Answer, FileResult
-from .framework import Call, handles, split_query
+from .framework import Call, handles
 from .images import receive_file
 
 _XML_ENCODING = re.compile(r"""^(\s*<\?xml[^>]*?\sencoding\s*=\s*)(["'])[^"']*\2""")
@@ -71,9 +71,7 @@ def update_style_xml(call: Call) -> None:
 @handles("styles.get_xml")
 def get_style_xml(call: Call) -> Answer:
     data, etag = call.services.styles.xml(call.caller, call.params["styleId"])
-    wanted = call.request.get_header("If-None-Match") or ""
-    tags = {t.strip().removeprefix("W/") for t in wanted.split(",") if t.strip()}
-    if etag in tags or "*" in tags:
+    if call.if_none_match(etag):
         raise NotModified("the style is unchanged")
     return Answer(200, body=data, media_type="application/xml", headers={"ETag": etag})
 
@@ -81,9 +79,7 @@ def get_style_xml(call: Call) -> Answer:
 @handles("styles.update_params")
 def update_style_params(call: Call) -> None:
     p = call.params
-    # An empty description given on purpose clears it; a missing one leaves it unchanged.
-    raw = split_query(call.request.query_string)
-    description = raw["description"][0] if raw.get("description") else p["description"]
+    description = call.as_sent("description")  # an empty one clears it; a missing one leaves it unchanged
     call.services.styles.update_params(call.caller, p["styleId"], description, p["public"])
 
 

@@ -7,7 +7,7 @@ from wasdi_sdk.models import PrimitiveResult, SnapWorkflowViewModel, WorkflowSha
 from ..errors import NotModified
 from ..services.snap_graphs import MAX_GRAPH_BYTES
 from .answers import Answer, FileResult
-from .framework import Call, handles, split_query
+from .framework import Call, handles
 from .images import receive_file
 
 
@@ -43,9 +43,7 @@ def update_workflow_xml(call: Call) -> None:
 @handles("workflows.get_xml")
 def get_workflow_xml(call: Call) -> Answer:
     data, etag = call.services.workflows.xml(call.caller, call.params["workflowId"])
-    wanted = call.request.get_header("If-None-Match") or ""
-    tags = {t.strip().removeprefix("W/") for t in wanted.split(",") if t.strip()}
-    if etag in tags or "*" in tags:
+    if call.if_none_match(etag):
         raise NotModified("the workflow is unchanged")
     return Answer(200, body=data, media_type="application/xml", headers={"ETag": etag})
 
@@ -53,9 +51,7 @@ def get_workflow_xml(call: Call) -> Answer:
 @handles("workflows.update_params")
 def update_workflow_params(call: Call) -> None:
     p = call.params
-    # An empty description given on purpose clears it; a missing one leaves it unchanged.
-    raw = split_query(call.request.query_string)
-    description = raw["description"][0] if raw.get("description") else p["description"]
+    description = call.as_sent("description")  # an empty one clears it; a missing one leaves it unchanged
     call.services.workflows.update_params(call.caller, p["workflowid"], p["name"], description, p["public"])
 
 
