@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
-from ..errors import BadRequest
+from ..errors import BadRequest, DomainError
 
 MAX_NAME_LENGTH = 255
 _FORBIDDEN = re.compile(r"[/\\\x00-\x1f\x7f]")
@@ -90,3 +93,30 @@ def stage_bytes(folder: Path, data: bytes, limit: int, what: str, suffix: str) -
     with os.fdopen(fd, "wb") as out:
         out.write(data)
     return Path(name)
+
+
+@dataclass
+class OpenedFile:
+    """A stored file opened for download: the stream (the answer closes it), its size, its download name."""
+
+    stream: IO[bytes]
+    size: int
+    filename: str
+
+
+def open_for_download(path: Path, filename: str, missing: DomainError) -> OpenedFile:
+    """``path`` opened to be streamed as ``filename``; raises ``missing`` when there is no such file."""
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - the answer streams and closes it
+    except (FileNotFoundError, IsADirectoryError) as e:
+        raise missing from e
+    return OpenedFile(handle, os.fstat(handle.fileno()).st_size, filename)
+
+
+def read_with_etag(path: Path, missing: DomainError) -> tuple[bytes, str]:
+    """The bytes of ``path`` and a strong entity tag of them; raises ``missing`` when there is no such file."""
+    try:
+        data = path.read_bytes()
+    except (FileNotFoundError, IsADirectoryError) as e:
+        raise missing from e
+    return data, '"' + hashlib.sha256(data).hexdigest() + '"'

@@ -45,9 +45,8 @@ import xml.etree.ElementTree as StdElementTree
 import zipfile
 import zlib
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import Any, Protocol
 
 from defusedxml import DefusedXmlException
 from defusedxml import ElementTree as SafeElementTree
@@ -60,7 +59,7 @@ from ..store import Collection
 from .identity import User, now_ms
 from .images import STYLES as STYLES_COLLECTION
 from .images import ImageService, Place, flag
-from .paths import inside, safe_name, stage_bytes
+from .paths import OpenedFile, inside, open_for_download, read_with_etag, safe_name, stage_bytes
 from .png import RGBA, parse_color, ramp_png
 from .sharing import WRITE, Resource, ShareOutcome, SharingService
 
@@ -173,15 +172,6 @@ def file_digest(path: Path) -> str:
         for chunk in iter(lambda: handle.read(1 << 16), b""):
             digest.update(chunk)
     return digest.hexdigest()
-
-
-@dataclass
-class StyleFile:
-    """A style's SLD opened for download."""
-
-    stream: IO[bytes]
-    size: int
-    filename: str
 
 
 READABLE_COMPRESSIONS = frozenset({zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA})
@@ -325,23 +315,16 @@ class StyleService:
         doc = self.load(style_id, NotFound)
         if not self.can_read(user, doc):
             raise Forbidden(NO_RIGHTS)
-        try:
-            data = self.sld_path(doc["name"]).read_bytes()
-        except (FileNotFoundError, IsADirectoryError) as e:
-            raise NotFound("the style file is not on this node") from e
-        return data, '"' + hashlib.sha256(data).hexdigest() + '"'
+        return read_with_etag(self.sld_path(doc["name"]), NotFound("the style file is not on this node"))
 
-    def open_file(self, user: User, doc: Mapping[str, Any] | None) -> StyleFile:
+    def open_file(self, user: User, doc: Mapping[str, Any] | None) -> OpenedFile:
         """The SLD for download: 204 unknown style or file missing, 403 no read rights."""
         if doc is None:
             raise NoContent(INVALID_STYLE)
         if not self.can_read(user, doc):
             raise Forbidden(NO_RIGHTS)
-        try:
-            handle = open(self.sld_path(doc["name"]), "rb")  # noqa: SIM115 - the answer streams and closes it
-        except (FileNotFoundError, IsADirectoryError) as e:
-            raise NoContent("the style file is not on this node") from e
-        return StyleFile(handle, os.fstat(handle.fileno()).st_size, f"{doc['name']}.sld")
+        return open_for_download(self.sld_path(doc["name"]), f"{doc['name']}.sld",
+                                 NoContent("the style file is not on this node"))
 
     def list_for(self, user: User, session_id: str | None, base_url: str) -> list[dict[str, Any]]:
         """StyleViewModel fields of the styles the user owns, that are public, or shared with them."""

@@ -27,22 +27,20 @@ lastUpdate, uploadDate}``; the graph is ``<workflows_root>/<workflowId>.xml`` (g
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import threading
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import BadRequest, Forbidden, NoContent, NotModified, ServerFailure
 from ..store import Collection
 from .identity import User, now_ms
 from .images import flag
 from .intents import IntentLog
-from .paths import inside, safe_id, stage_bytes
+from .paths import OpenedFile, inside, open_for_download, read_with_etag, safe_id, stage_bytes
 from .sharing import WRITE, Resource, ShareOutcome, SharingService
 from .snap_graphs import MAX_GRAPH_BYTES, check_template_params, graph_nodes, output_extension, parse_graph_bytes
 
@@ -86,15 +84,6 @@ def _names(value: Any, what: str) -> list[str]:
     if len(value) > MAX_RUN_FILES:
         raise BadRequest(f"at most {MAX_RUN_FILES} {what}")
     return list(value)
-
-
-@dataclass
-class WorkflowFile:
-    """A workflow's graph opened for download."""
-
-    stream: IO[bytes]
-    size: int
-    filename: str
 
 
 class WorkflowService:
@@ -227,24 +216,18 @@ class WorkflowService:
     def xml(self, user: User, workflow_id: str | None) -> tuple[bytes, str]:
         """The graph bytes and their entity tag: 400 unknown, 403 no read rights, 500 file missing."""
         doc = self.readable(user, workflow_id)
-        try:
-            data = self.graph_path(doc["workflowId"]).read_bytes()
-        except (FileNotFoundError, IsADirectoryError) as e:
-            raise ServerFailure("the workflow's graph file is not on this node") from e
-        return data, '"' + hashlib.sha256(data).hexdigest() + '"'
+        return read_with_etag(self.graph_path(doc["workflowId"]),
+                              ServerFailure("the workflow's graph file is not on this node"))
 
-    def open_file(self, user: User, workflow_id: str | None) -> WorkflowFile:
+    def open_file(self, user: User, workflow_id: str | None) -> OpenedFile:
         """The graph for download: 204 unknown workflow or file missing, 403 no read rights."""
         doc = self.get(workflow_id)
         if doc is None:
             raise NoContent(INVALID_WORKFLOW)
         if not self.can_read(user, doc):
             raise Forbidden(NO_RIGHTS)
-        try:
-            handle = open(self.graph_path(doc["workflowId"]), "rb")  # noqa: SIM115 - the answer streams and closes it
-        except (FileNotFoundError, IsADirectoryError) as e:
-            raise NoContent("the workflow's graph file is not on this node") from e
-        return WorkflowFile(handle, os.fstat(handle.fileno()).st_size, f"{doc['name']}.xml")
+        return open_for_download(self.graph_path(doc["workflowId"]), f"{doc['name']}.xml",
+                                 NoContent("the workflow's graph file is not on this node"))
 
     # -- listing -------------------------------------------------------------------------------
     def view(self, user: User, doc: Mapping[str, Any], sharing: Mapping[str, Any] | None = None) -> dict[str, Any]:
