@@ -5,10 +5,10 @@ from typing import Annotated
 import typer
 
 from .. import connection
-from ..errors import CliError
 from ..options import BaseUrlOpt, ProfileOpt
 from ..output import Output, message
-from .products import WorkspaceOpt, follow, wait_bar
+from ..waiting import wait_for
+from .products import WorkspaceOpt
 from .workspaces import resolve_workspace
 
 app = typer.Typer()
@@ -38,7 +38,7 @@ def import_(
     --wait, waits for it and prints the product's file name.  Older servers that only take the GET
     form of the request are asked that way.
     """
-    from wasdi_sdk import APIError, ProcessFailedError, ProcessTimeoutError
+    from wasdi_sdk import APIError
 
     with connection.connect(connection.resolve(profile, base_url)) as client:
         workspace_id, _ = resolve_workspace(client, workspace)
@@ -60,11 +60,7 @@ def import_(
             Output().value(process_id)
             message(f"Import started: process {process_id}")
             return
-        try:
-            with wait_bar(f"Importing {name or url.rsplit('/', 1)[-1]}") as advance:
-                final = client.wait_for_process(process_id, timeout=timeout, poll_interval=0.5, max_interval=5.0,
-                                                on_update=follow(advance))
-        except (ProcessFailedError, ProcessTimeoutError) as e:
-            raise CliError(f"the import failed: {e}") from e
+        final = wait_for(client, process_id, f"Importing {name or url.rsplit('/', 1)[-1]}", timeout,
+                         "the import failed")
     Output().value(str(final.product_name or process_id))
     message(f"Imported {final.product_name} ({final.file_size or 'size unknown'})")

@@ -9,7 +9,8 @@ from .. import connection
 from ..errors import CliError
 from ..options import BaseUrlOpt, JsonOpt, ProfileOpt
 from ..output import Output, message
-from .products import WorkspaceOpt, follow, wait_bar
+from ..waiting import follow, wait_bar
+from .products import WorkspaceOpt
 from .styles import resolve_style
 from .workspaces import resolve_workspace
 

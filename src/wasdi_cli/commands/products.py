@@ -9,6 +9,7 @@ from .. import connection, output
 from ..errors import USAGE, CliError
 from ..options import BaseUrlOpt, JsonOpt, ProfileOpt, QuietOpt, YesOpt
 from ..output import Output, message, progress
+from ..waiting import wait_for
 from .workspaces import resolve_workspace
 
 if TYPE_CHECKING:
@@ -62,22 +63,6 @@ SHOW_FIELDS = (
     ("metadata read", lambda p: p.metadata_file_created),
 )
 
-
-
-def wait_bar(description: str) -> Any:
-    """A 0-100 bar fed by process states (``on_update`` of the SDK's waits)."""
-    return progress(description, total=100)
-
-
-def follow(advance: Any) -> Any:
-    done = [0]
-
-    def update(state: object) -> None:
-        perc = int(getattr(state, "progress_perc", 0) or 0)
-        advance(max(0, perc - done[0]))
-        done[0] = max(done[0], perc)
-
-    return update
 
 
 @app.command("list")
@@ -224,7 +209,6 @@ def copy(
     base_url: BaseUrlOpt = None,
 ) -> None:
     """Copy products to another workspace (a background SHARE process each; prints their ids with --no-wait)."""
-    from wasdi_sdk import ProcessFailedError, ProcessTimeoutError
 
     with connection.client(profile, base_url) as client:
         origin_id, _ = resolve_workspace(client, workspace)
@@ -241,12 +225,7 @@ def copy(
                 Output().value(process_id)
                 message(f"Copying {product}: process {process_id}")
                 continue
-            try:
-                with wait_bar(f"Copying {product}") as advance:
-                    client.wait_for_process(process_id, timeout=timeout, poll_interval=0.5, max_interval=5.0,
-                                            on_update=follow(advance))
-            except (ProcessFailedError, ProcessTimeoutError) as e:
-                raise CliError(f"the copy of {product} failed: {e}") from e
+            wait_for(client, process_id, f"Copying {product}", timeout, f"the copy of {product} failed")
             message(f"Copied {product}")
 
 
@@ -266,7 +245,6 @@ def upload(
     base_url: BaseUrlOpt = None,
 ) -> None:
     """Upload a file into a workspace and make it a product; prints its file name on stdout."""
-    from wasdi_sdk import ProcessFailedError, ProcessTimeoutError
 
     file_name = name or path.name
     size = path.stat().st_size
@@ -282,12 +260,8 @@ def upload(
         with progress(f"Uploading {file_name}", total=size) as advance:
             client.products.upload_without_ingest(workspace_id, path, name=file_name, on_progress=advance)
         started = client.files.ingest(file_name, workspace_id, style=style, platform=platform)
-        try:
-            with wait_bar(f"Ingesting {file_name}") as advance:
-                client.wait_for_process(started.string_value or "", timeout=timeout, poll_interval=0.5,
-                                        max_interval=5.0, on_update=follow(advance))
-        except (ProcessFailedError, ProcessTimeoutError) as e:
-            raise CliError(f"the upload of {file_name} was not ingested: {e}") from e
+        wait_for(client, started.string_value or "", f"Ingesting {file_name}", timeout,
+                 f"the upload of {file_name} was not ingested")
     Output().value(file_name)
     message(f"Uploaded and ingested {file_name}")
 
@@ -337,7 +311,6 @@ def delete(
     base_url: BaseUrlOpt = None,
 ) -> None:
     """Delete products from a workspace (with their files and map layers unless kept)."""
-    from wasdi_sdk import ProcessFailedError, ProcessTimeoutError
 
     if not yes and not output.stdin_is_tty():
         raise CliError("refusing to delete without confirmation: stdin is not a terminal; pass --yes", USAGE)
@@ -359,10 +332,6 @@ def delete(
             Output().value(started.string_value or "")
             message(f"Deleting {len(products)} products: process {started.string_value}")
             return
-        try:
-            with wait_bar(f"Deleting {len(products)} products") as advance:
-                client.wait_for_process(started.string_value or "", timeout=timeout, poll_interval=0.5,
-                                        max_interval=5.0, on_update=follow(advance))
-        except (ProcessFailedError, ProcessTimeoutError) as e:
-            raise CliError(f"the deletion failed: {e}") from e
+        wait_for(client, started.string_value or "", f"Deleting {len(products)} products", timeout,
+                 "the deletion failed")
     message(f"Deleted {', '.join(products)}")

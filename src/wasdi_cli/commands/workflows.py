@@ -13,7 +13,8 @@ from ..lookup import by_id_or_name, named
 from ..options import BaseUrlOpt, DownloadOutOpt, JsonOpt, ProfileOpt, QuietOpt, YesOpt
 from ..output import Output, cell, message, progress, save_download
 from ..sharing import add_share_commands
-from .products import WorkspaceOpt, follow, wait_bar
+from ..waiting import wait_for
+from .products import WorkspaceOpt
 from .workspaces import resolve_workspace
 
 if TYPE_CHECKING:
@@ -202,7 +203,6 @@ def run(
     base_url: BaseUrlOpt = None,
 ) -> None:
     """Run a workflow on files of a workspace; prints the GRAPH process id (with --wait, once it is DONE)."""
-    from wasdi_sdk import ProcessFailedError, ProcessTimeoutError
 
     template = _params(params or [])
     with connection.client(profile, base_url) as client:
@@ -215,12 +215,8 @@ def run(
             Output().value(process_id)
             message(f"Workflow {named(workflow_id, entry)} started: process {process_id}")
             return
-        try:
-            with wait_bar(f"Running {entry.name if entry else workflow_id}") as advance:
-                client.wait_for_process(process_id, timeout=timeout, poll_interval=0.5, max_interval=5.0,
-                                        on_update=follow(advance))
-        except (ProcessFailedError, ProcessTimeoutError) as e:
-            raise CliError(f"the workflow run failed: {e} (see 'wasdi processes logs {process_id}')") from e
+        wait_for(client, process_id, f"Running {entry.name if entry else workflow_id}", timeout,
+                 f"the workflow run failed ('wasdi processes logs {process_id}' shows its log)")
     Output().value(process_id)
     message(f"Workflow {named(workflow_id, entry)} done")
 

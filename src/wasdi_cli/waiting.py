@@ -1,0 +1,43 @@
+"""Waiting for a server process with a progress bar, and the sentence when it fails."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from .errors import CliError
+from .output import progress
+
+if TYPE_CHECKING:
+    from wasdi_sdk import WasdiClient
+    from wasdi_sdk.models import ProcessWorkspaceViewModel
+
+
+def wait_bar(description: str) -> Any:
+    """A 0-100 bar fed by process states (``on_update`` of the SDK's waits)."""
+    return progress(description, total=100)
+
+
+def follow(advance: Callable[[float], None]) -> Callable[[object], None]:
+    """An ``on_update`` that moves the bar by the process's progress since the last state."""
+    done = [0]
+
+    def update(state: object) -> None:
+        perc = int(getattr(state, "progress_perc", 0) or 0)
+        advance(max(0, perc - done[0]))
+        done[0] = max(done[0], perc)
+
+    return update
+
+
+def wait_for(client: WasdiClient, process_id: str, description: str, timeout: float | None,
+             failed: str) -> ProcessWorkspaceViewModel:
+    """Wait for ``process_id`` to end DONE, showing a bar; else a ``CliError`` saying ``failed: why``."""
+    from wasdi_sdk import ProcessFailedError, ProcessTimeoutError
+
+    try:
+        with wait_bar(description) as advance:
+            return client.wait_for_process(process_id, timeout=timeout, poll_interval=0.5, max_interval=5.0,
+                                           on_update=follow(advance))
+    except (ProcessFailedError, ProcessTimeoutError) as e:
+        raise CliError(f"{failed}: {e}") from e
