@@ -16,7 +16,7 @@ within each round and the median of those ratios is reported, which cancels the 
 and downs.  A second, informative figure is the median
 latency of one request at a time on one connection, which a busy machine disturbs much less.
 
-    python bench/server_overhead.py [--requests 600] [--threads 4] [--rounds 15] [--check]
+    python bench/server_overhead.py [--requests 2000] [--threads 4] [--rounds 15] [--check]
     python bench/server_overhead.py --profile     # in-process timings and a cProfile of /ws/byuser
 
 Figures, not a test: it exits 0 unless ``--check`` is given and a target is missed.  See README.md.
@@ -395,8 +395,8 @@ def report(rows: list[Row], baseline: Row) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--requests", type=int, default=600,
-                        help="measured GET /wasdi/hello requests per server and round (default 600)")
+    parser.add_argument("--requests", type=int, default=2000,
+                        help="measured GET /wasdi/hello requests per server and round (default 2000)")
     parser.add_argument("--byuser-requests", type=int, default=None,
                         help="measured GET /ws/byuser requests per round (default: --requests / 5; it is slower)")
     parser.add_argument("--threads", type=int, default=4,
