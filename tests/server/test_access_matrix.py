@@ -12,6 +12,7 @@ route fails: every endpoint of the contract is routed.
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.app_support import HELLO_APP, app_settings, app_zip
 from tests.conftest import Person, Server
 from tests.server.app_fixtures import make_app
 from tests.server.geodata import make_geotiff
@@ -309,6 +311,28 @@ TABLE: list[Row] = [
         path=lambda sub: {"payprov": "local"}),
     Row("subscriptions.confirm_payment", "subscription_checkout", "OWRSAN",
         path=lambda cs: {"payprov": "local", "CHECKOUT_SESSION_ID": cs}),
+    # an app really built (its folder, environment and build log on disk), shared by the cells that only read
+    # it; runs go to a workspace everyone may write, so only the app's sharing decides
+    Row("processors.run", "built_app", "OWRA", lambda app: {"name": app, "workspace": app.other},
+        body=lambda app: '{"name": "matrix"}'),
+    Row("processors.run_by_query", "built_app", "OWRA",
+        lambda app: {"name": app, "workspace": app.other, "encodedJson": "{}"}),
+    Row("processors.download", "built_app", "OWRA", lambda app: {"processorId": app.parent}),
+    Row("processors.get_cwl", "built_app", "OWRA", lambda app: {"processorName": app}),
+    Row("processors.help", "built_app", "OWRA", lambda app: {"name": app}),
+    Row("processors.build_logs", "built_app", "OWRA", lambda app: {"processorId": app.parent}),
+    Row("package_manager.list_packages", "built_app", "OWRA", lambda app: {"name": app}),
+    Row("package_manager.manager_version", "built_app", "OWRA", lambda app: {"name": app}),
+    Row("package_manager.environment_actions", "built_app", "OWRA", lambda app: {"name": app}),
+    # changes to a built app's files and environment (a second app, so the readers above are not disturbed)
+    Row("processors.update_files", "rebuilt_app", "OWA", lambda app: {"processorId": app.parent},
+        files=lambda app: {"file": ("help.txt", b"changed help")}),
+    Row("processors.redeploy", "rebuilt_app", "OWA", lambda app: {"processorId": app.parent}),
+    Row("processors.update_libraries", "rebuilt_app", "OWA", lambda app: {"processorId": app.parent}),
+    Row("package_manager.update_environment", "rebuilt_app", "OWA",
+        lambda app: {"processorId": app.parent, "workspace": app.other}),
+    Row("package_manager.reset_actions", "rebuilt_app", "OWA",
+        lambda app: {"processorId": app.parent, "workspace": app.other}),
 ]
 
 SLD = (b'<?xml version="1.0" encoding="UTF-8"?>\n<StyledLayerDescriptor version="1.0.0" '
@@ -344,7 +368,11 @@ def create(server: Server, owner: WasdiClient, admin: WasdiClient, kind: str, ta
 
 
 def create_composite(server: Server, owner: WasdiClient, admin: WasdiClient, kind: str, tag: str) -> Made | None:
-    """Kinds built from others: images, checkouts, runs naming two resources."""
+    """Kinds built from others: images, checkouts, runs naming two resources, built apps."""
+    if kind in ("built_app", "rebuilt_app"):
+        if kind not in BUILT:
+            BUILT[kind] = build_app(server, owner, admin, f"matrix{kind.replace('_', '')}")
+        return BUILT[kind]
     if kind in ("app_image", "org_image", "style_image"):
         base = create(server, owner, admin, {"app_image": "app", "org_image": "organization"}.get(kind, "style"), tag)
         collection, folder, name = {"app_image": ("processors", base, "pic.png"),
@@ -409,6 +437,31 @@ def create_composite(server: Server, owner: WasdiClient, admin: WasdiClient, kin
     return None
 
 
+BUILT: dict[str, Made] = {}
+"""The built apps of the module's server, by kind (building one costs seconds: one of each per module)."""
+APP_FILES = {"myProcessor.py": HELLO_APP, "help.txt": "how to use it", "README.md": "read me",
+             "matrixapp.cwl": "cwlVersion: v1.0"}
+
+
+def build_app(server: Server, owner: WasdiClient, admin: WasdiClient, name: str) -> Made:
+    """An app uploaded by the owner and built (offline, from the test wheelhouse), shared W and R, with a
+    workspace everyone may write for its runs; ``parent`` is its processor id."""
+    process_id = owner.call("processors.upload", query={"name": name},
+                            files={"file": (f"{name}.zip", app_zip(APP_FILES))}).string_value
+    end = time.monotonic() + 300
+    while server.services.processes.get(process_id)["status"] not in ("DONE", "ERROR", "STOPPED"):
+        assert time.monotonic() < end, f"building {name} did not end"
+        time.sleep(0.1)
+    doc = server.services.apps.records.by_name(name)
+    assert doc["deployed"], f"building {name} failed: see its build log"
+    for letter, rights in (("W", "write"), ("R", "read")):
+        owner.call("processors.share_add", query={"processorId": doc["processorId"], "userId": USERS[letter],
+                                                  "rights": rights})
+    workspace = create_parent(server, owner, admin, "workspace", name)
+    open_to_all(owner, "workspace", workspace)
+    return Made.of(name, parent=doc["processorId"], other=workspace)
+
+
 def create_product(server: Server, owner: WasdiClient, tag: str) -> Made:
     """A workspace with a file placed in its folder and linked (synchronously, no INGEST to wait for)."""
     rid = str(owner.call("workspaces.create", query={"name": f"matrix{tag}"}).string_value)
@@ -433,16 +486,17 @@ def create_simple(server: Server, owner: WasdiClient, admin: WasdiClient, kind: 
         return Made.of(owner.call("projects.list_by_subscription", query={"subscription": rid})[0].project_id,
                        parent=rid, shared=rid)
     if kind in ("process", "run", "running"):
-        # a stored record (an ingestion, a processor run with its parameters, or one still RUNNING with no
-        # worker behind it): the launcher never picks these up, so every cell sees it as made
+        # a stored record (an ingestion, a processor run with its parameters, or one RUNNING on another node,
+        # so that it takes no place of this node's launcher): the launcher never picks these up, so every
+        # cell sees it as made
         pid = f"matrixproc{tag}"
         stamp = float(now_ms())
         server.services.store.collection("process_workspaces").insert({
             "processObjId": pid, "workspaceId": rid, "userId": USERS["O"], "productName": "file.tif",
             "operationType": "RUNPROCESSOR" if kind == "run" else "INGEST", "operationSubType": "",
             "status": "RUNNING" if kind == "running" else "DONE", "progressPerc": 100, "payload": '{"a": 1}',
-            "pid": 0, "parentId": None,
-            "nodeCode": "wasdi", "operationTimestamp": stamp, "runningTime": 0, "lastStateChangeTimestamp": stamp,
+            "pid": 0, "parentId": None, "nodeCode": "elsewhere" if kind == "running" else "wasdi",
+            "operationTimestamp": stamp, "runningTime": 0, "lastStateChangeTimestamp": stamp,
             **({"parameter": {"name": "matrix"}} if kind == "run" else {})})
         server.services.process_logs.write(pid, "a line of the run")  # so that a refused listing is told apart
         return Made.of(pid, parent=rid, shared=rid)
@@ -504,8 +558,8 @@ SHARE: dict[str, tuple[str, str] | None] = {"workspace": ("workspaces.share_add"
          "workflow_workspace": ("workspaces.share_add", "workspace"),
          "destination": ("workspaces.share_add", "workspace"), "upload": ("workspaces.share_add", "workspace"),
          "running": ("workspaces.share_add", "workspace"), "import": ("workspaces.share_add", "workspace"),
-         "credit_package": None, "credit_checkout": None}
-"""How each kind is shared W and R (None: a kind nobody shares, a user's own credit package)."""
+         "built_app": None, "rebuilt_app": None, "credit_package": None, "credit_checkout": None}
+"""How each kind is shared W and R (None: a user's own credit package, or shared once when made: built apps)."""
 ADMIN_MADE = {"node"}
 """Kinds only an admin creates and shares (the owner role then owns nothing of them)."""
 
@@ -523,7 +577,8 @@ def cells() -> list[Any]:
 
 @pytest.fixture(scope="module")
 def matrix_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, dict[str, Person]]]:
-    server = Server(tmp_path_factory.mktemp("matrix") / "data")
+    server = Server(tmp_path_factory.mktemp("matrix") / "data", **app_settings())
+    BUILT.clear()
     people = {letter: server.add_user(uid, admin=letter == "A") for letter, uid in USERS.items()}
     server.add_user(EXTRA)
     yield server, people
