@@ -28,7 +28,7 @@ from tests.server.snap import graph
 
 from wasdi_sdk import WasdiClient
 from wasdi_sdk._exceptions import APIError, EmptyResultError
-from wasdi_sdk.catalog import FailureKind, endpoint
+from wasdi_sdk.catalog import ENDPOINTS, FailureKind, endpoint
 from wasdi_server.api.framework import HANDLERS
 from wasdi_server.services.identity import now_ms
 
@@ -333,6 +333,12 @@ TABLE: list[Row] = [
         lambda app: {"processorId": app.parent, "workspace": app.other}),
     Row("package_manager.reset_actions", "rebuilt_app", "OWA",
         lambda app: {"processorId": app.parent, "workspace": app.other}),
+    # a user's own records: the owner's running time is theirs and an admin's to read; another account is
+    # an admin's to read, change and delete
+    Row("processes.running_time_by_user", "own_account", "OA", lambda uid: {"userId": uid}),
+    Row("admin.get_user", "account", "A", lambda uid: {"userId": uid}),
+    Row("admin.update_user", "account", "A", body=lambda uid: {"userId": uid, "name": "Changed"}),
+    Row("admin.delete_user", "account", "A", lambda uid: {"userId": uid}),
 ]
 
 SLD = (b'<?xml version="1.0" encoding="UTF-8"?>\n<StyledLayerDescriptor version="1.0.0" '
@@ -421,6 +427,10 @@ def create_composite(server: Server, owner: WasdiClient, admin: WasdiClient, kin
             return Made.of(product, parent=product.parent, other=second)
         open_to_all(owner, "workspace", product, rights="read")
         return Made.of(second, parent=product.parent, other=product)
+    if kind == "own_account":
+        return Made(USERS["O"])
+    if kind == "account":
+        return Made(server.add_user(f"matrixuser{tag}@example.org").user_id)
     if kind == "import":
         source = Path(server.settings.data_dir) / "imports" / f"source{tag}.txt"
         source.parent.mkdir(parents=True, exist_ok=True)
@@ -558,13 +568,53 @@ SHARE: dict[str, tuple[str, str] | None] = {"workspace": ("workspaces.share_add"
          "workflow_workspace": ("workspaces.share_add", "workspace"),
          "destination": ("workspaces.share_add", "workspace"), "upload": ("workspaces.share_add", "workspace"),
          "running": ("workspaces.share_add", "workspace"), "import": ("workspaces.share_add", "workspace"),
-         "built_app": None, "rebuilt_app": None, "credit_package": None, "credit_checkout": None}
-"""How each kind is shared W and R (None: a user's own credit package, or shared once when made: built apps)."""
+         "own_account": None, "account": None, "built_app": None, "rebuilt_app": None, "credit_package": None,
+         "credit_checkout": None}
+"""How each kind is shared W and R (None: accounts and a user's credit package, which nobody shares, and
+built apps, shared once when made)."""
 ADMIN_MADE = {"node"}
 """Kinds only an admin creates and shares (the owner role then owns nothing of them)."""
 
 
 REFUSAL_ANSWERS: dict[FailureKind, Any] = {FailureKind.EMPTY_LIST: [], FailureKind.TEXT_ERROR: "ERROR"}
+
+
+OWN = "acts on the caller's own account, session or records, or creates a new resource: nothing shared to check"
+ADMIN = "admin-only, on no shared resource: its refusal of non-admins is tested in its group's own tests"
+COMPUTE_NODE = "compute nodes only: a main node refuses everyone (tests/server/test_apps.py, test_styles.py)"
+NODE_WIDE = "node-wide figures with no resource named: each caller sees only what they may (its group's tests)"
+NOT_ROWS: dict[str, str] = {
+    **dict.fromkeys((
+        "auth.login", "auth.check_session", "auth.logout", "auth.register", "auth.validate_new_user",
+        "auth.edit_user_details", "auth.change_password", "auth.lost_password", "auth.config",
+        "auth.private_missions", "auth.skin", "auth.create_upload_account", "auth.exists_upload_account",
+        "auth.list_upload_files", "auth.remove_upload_account", "auth.update_upload_password", "utility.hello",
+        "utility.feedback", "credits.list_types", "credits.total", "credits.list", "credits.create",
+        "subscriptions.get_active", "subscriptions.list", "subscriptions.create", "subscriptions.list_types",
+        "projects.list", "organizations.list", "organizations.create", "workspaces.list", "workspaces.create",
+        "styles.upload", "styles.list", "workflows.upload", "workflows.list", "processors.list",
+        "processors.market_list", "processors.upload", "processes.list_by_user", "processes.last_by_user",
+        "processes.list_by_app", "processes.running_time_by_subscription", "processes.running_time_by_project",
+        "processes.my_running_time_by_project", "search.count", "search.query", "search.list_providers",
+        "search.count_list", "search.query_list", "processor_media.list_categories",
+        "processor_media.list_publishers", "file_buffer.styles", "nodes.list"), OWN),
+    **dict.fromkeys((
+        "admin.find_users", "admin.find_workspaces", "admin.find_resources", "admin.find_processors",
+        "admin.resource_types", "admin.push_metrics", "admin.latest_metrics", "admin.list_users",
+        "admin.users_summary", "admin.clean_processes_queue", "admin.clean_old_processes", "subscriptions.count",
+        "subscriptions.list_all", "processes.nodes_by_score", "nodes.create"), ADMIN),
+    **dict.fromkeys(("styles.node_delete", "processors.node_delete"), COMPUTE_NODE),
+    **dict.fromkeys(("processes.queues_status",), NODE_WIDE),
+}
+"""Catalogue endpoints that are not rows, and why: every other endpoint must be one."""
+
+
+def test_every_endpoint_is_a_row_or_says_why_not() -> None:
+    rows = {row.endpoint for row in TABLE}
+    unexplained = sorted(e.name for e in ENDPOINTS if e.name not in rows and e.name not in NOT_ROWS)
+    assert not unexplained, f"add a row (or a reason in NOT_ROWS) for: {', '.join(unexplained)}"
+    assert not rows & NOT_ROWS.keys(), "an endpoint is both a row and listed as not one"
+    assert NOT_ROWS.keys() <= {e.name for e in ENDPOINTS}, "NOT_ROWS names an endpoint the catalogue lacks"
 
 
 def cells() -> list[Any]:
