@@ -6,12 +6,16 @@ stranger (S), an admin (A), and a caller with no session (N).  Everyone else mus
 the endpoint's own failure style (the SDK maps every style to an exception, so "refused" means the
 call raised one of the SDK's API errors, or a style-C endpoint gave its refusal answer).  Each cell
 creates its own resource (uniquely named) on one server shared by the module, so mutating calls do
-not disturb each other and the table stays cheap to run.  A row whose endpoint this server does not
-route fails: every endpoint of the contract is routed.
+not disturb each other and the table stays cheap to run; apps really built (seconds each) are the
+exception: one for the calls that read an app, one for those that change it, and one run, per module.
+Payments go through the local provider (no network).  A row whose endpoint this server does not route
+fails: every endpoint of the contract is routed; and every catalogue endpoint is a row or is listed in
+``NOT_ROWS`` with the reason, so a new endpoint fails here until someone decides.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -20,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import waitress
 from tests.app_support import HELLO_APP, app_settings, app_zip
 from tests.conftest import Person, Server
 from tests.server.app_fixtures import make_app
@@ -324,9 +329,17 @@ TABLE: list[Row] = [
     Row("package_manager.list_packages", "built_app", "OWRA", lambda app: {"name": app}),
     Row("package_manager.manager_version", "built_app", "OWRA", lambda app: {"name": app}),
     Row("package_manager.environment_actions", "built_app", "OWRA", lambda app: {"name": app}),
+    Row("processors.get_ui", "built_app", "OWRA", lambda app: {"name": app}),
+    # a real run of the built app, in a workspace shared W and R: its logs, parameters and payload
+    Row("processors.count_logs", "app_run", "OWRA", lambda pid: {"processworkspace": pid}),
+    Row("processors.list_logs", "app_run", "OWRA", lambda pid: {"processworkspace": pid}),
+    Row("processes.get_params", "app_run", "OWRA", lambda pid: {"procws": pid}),
+    Row("processes.get_payload", "app_run", "OWRA", lambda pid: {"procws": pid}),
+    Row("processes.get", "app_run", "OWRA", lambda pid: {"procws": pid}),
     # changes to a built app's files and environment (a second app, so the readers above are not disturbed)
     Row("processors.update_files", "rebuilt_app", "OWA", lambda app: {"processorId": app.parent},
         files=lambda app: {"file": ("help.txt", b"changed help")}),
+    Row("processors.save_ui", "rebuilt_app", "OWA", lambda app: {"name": app}, body=lambda app: '{"tabs": []}'),
     Row("processors.redeploy", "rebuilt_app", "OWA", lambda app: {"processorId": app.parent}),
     Row("processors.update_libraries", "rebuilt_app", "OWA", lambda app: {"processorId": app.parent}),
     Row("package_manager.update_environment", "rebuilt_app", "OWA",
@@ -378,6 +391,10 @@ def create_composite(server: Server, owner: WasdiClient, admin: WasdiClient, kin
     if kind in ("built_app", "rebuilt_app"):
         if kind not in BUILT:
             BUILT[kind] = build_app(server, owner, admin, f"matrix{kind.replace('_', '')}")
+        return BUILT[kind]
+    if kind == "app_run":
+        if kind not in BUILT:
+            BUILT[kind] = run_app(server, owner, admin, create(server, owner, admin, "built_app", tag))
         return BUILT[kind]
     if kind in ("app_image", "org_image", "style_image"):
         base = create(server, owner, admin, {"app_image": "app", "org_image": "organization"}.get(kind, "style"), tag)
@@ -458,10 +475,7 @@ def build_app(server: Server, owner: WasdiClient, admin: WasdiClient, name: str)
     workspace everyone may write for its runs; ``parent`` is its processor id."""
     process_id = owner.call("processors.upload", query={"name": name},
                             files={"file": (f"{name}.zip", app_zip(APP_FILES))}).string_value
-    end = time.monotonic() + 300
-    while server.services.processes.get(process_id)["status"] not in ("DONE", "ERROR", "STOPPED"):
-        assert time.monotonic() < end, f"building {name} did not end"
-        time.sleep(0.1)
+    wait_for(server, process_id)
     doc = server.services.apps.records.by_name(name)
     assert doc["deployed"], f"building {name} failed: see its build log"
     for letter, rights in (("W", "write"), ("R", "read")):
@@ -470,6 +484,27 @@ def build_app(server: Server, owner: WasdiClient, admin: WasdiClient, name: str)
     workspace = create_parent(server, owner, admin, "workspace", name)
     open_to_all(owner, "workspace", workspace)
     return Made.of(name, parent=doc["processorId"], other=workspace)
+
+
+def run_app(server: Server, owner: WasdiClient, admin: WasdiClient, app: Made) -> Made:
+    """One run of a built app by the owner, ended, in a workspace shared W and R; ``parent``: the workspace."""
+    workspace = create_parent(server, owner, admin, "workspace", f"{app}run")
+    for letter, rights in (("W", "write"), ("R", "read")):
+        owner.call("workspaces.share_add", query={"workspace": workspace, "userId": USERS[letter], "rights": rights})
+    run = owner.call("processors.run", query={"name": app, "workspace": workspace}, body='{"name": "matrix"}')
+    process_id = str(run.processing_identifier)
+    assert wait_for(server, process_id) == "DONE", f"the run of {app} failed: see its logs"
+    assert owner.call("processors.count_logs", query={"processworkspace": process_id}) > 0
+    return Made.of(process_id, parent=workspace)
+
+
+def wait_for(server: Server, process_id: str) -> str:
+    """The final status of a process, waited for (an app build or run: seconds)."""
+    end = time.monotonic() + 300
+    while (status := server.services.processes.get(process_id)["status"]) not in ("DONE", "ERROR", "STOPPED"):
+        assert time.monotonic() < end, f"{process_id} did not end"
+        time.sleep(0.1)
+    return str(status)
 
 
 def create_product(server: Server, owner: WasdiClient, tag: str) -> Made:
@@ -568,10 +603,10 @@ SHARE: dict[str, tuple[str, str] | None] = {"workspace": ("workspaces.share_add"
          "workflow_workspace": ("workspaces.share_add", "workspace"),
          "destination": ("workspaces.share_add", "workspace"), "upload": ("workspaces.share_add", "workspace"),
          "running": ("workspaces.share_add", "workspace"), "import": ("workspaces.share_add", "workspace"),
-         "own_account": None, "account": None, "built_app": None, "rebuilt_app": None, "credit_package": None,
-         "credit_checkout": None}
+         "app_run": None, "own_account": None, "account": None, "built_app": None, "rebuilt_app": None,
+         "credit_package": None, "credit_checkout": None}
 """How each kind is shared W and R (None: accounts and a user's credit package, which nobody shares, and
-built apps, shared once when made)."""
+built apps and their run, shared once when made)."""
 ADMIN_MADE = {"node"}
 """Kinds only an admin creates and shares (the owner role then owns nothing of them)."""
 
@@ -627,11 +662,21 @@ def cells() -> list[Any]:
 
 @pytest.fixture(scope="module")
 def matrix_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, dict[str, Person]]]:
-    server = Server(tmp_path_factory.mktemp("matrix") / "data", **app_settings())
+    # The cells call the app in process; a run of a built app calls back over HTTP (the official library), so the
+    # same app also listens on a free loopback port, which the settings name as the address apps call.
+    app: dict[str, Any] = {}
+    listener = waitress.create_server(lambda environ, start: app["wsgi"](environ, start), host="127.0.0.1", port=0,
+                                      threads=4)
+    server = Server(tmp_path_factory.mktemp("matrix") / "data", port=listener.effective_port, **app_settings())
+    app["wsgi"] = server.app
+    serving = threading.Thread(target=listener.run, name="matrix-http", daemon=True)
+    serving.start()
     BUILT.clear()
     people = {letter: server.add_user(uid, admin=letter == "A") for letter, uid in USERS.items()}
     server.add_user(EXTRA)
     yield server, people
+    listener.close()
+    serving.join(timeout=10)
     server.close()
 
 
