@@ -15,6 +15,7 @@ fails: every endpoint of the contract is routed; and every catalogue endpoint is
 
 from __future__ import annotations
 
+import collections
 import threading
 import time
 import uuid
@@ -292,6 +293,8 @@ TABLE: list[Row] = [
     Row("processes.app_stats", "app", "OWRA", lambda app: {"processorName": app}),
     # projects: making one's own active project one the caller can read
     Row("projects.set_active", "project", "OWRA", lambda pr: {"project": pr}),
+    # ... and another user's (the reader's): only that user and admins ("other users need admin")
+    Row("projects.set_active", "project", "RA", lambda pr: {"project": pr, "target": USERS["R"]}),
     # the generic resource-permission calls delegate to each type's own sharing rules
     Row("admin.list_resource_permissions", "workspace", "A",
         lambda ws: {"resourceType": "WORKSPACE", "resourceId": ws}),
@@ -349,6 +352,11 @@ TABLE: list[Row] = [
     # a user's own records: the owner's running time is theirs and an admin's to read; another account is
     # an admin's to read, change and delete
     Row("processes.running_time_by_user", "own_account", "OA", lambda uid: {"userId": uid}),
+    Row("images.upload", "own_account", "OA", lambda uid: {"collection": "users", "folder": uid, "name": "me.png"},
+        files=lambda uid: {"image": ("me.png", PNG)}),
+    Row("images.get", "avatar", "OA", lambda uid: {"collection": "users", "folder": uid, "name": "avatar.png"}),
+    Row("images.exists", "avatar", "OA", lambda uid: {"collection": "users", "folder": uid, "name": "avatar.png"}),
+    Row("images.delete", "avatar", "OA", lambda uid: {"collection": "users", "folder": uid, "name": "avatar.png"}),
     Row("admin.get_user", "account", "A", lambda uid: {"userId": uid}),
     Row("admin.update_user", "account", "A", body=lambda uid: {"userId": uid, "name": "Changed"}),
     Row("admin.delete_user", "account", "A", lambda uid: {"userId": uid}),
@@ -445,6 +453,11 @@ def create_composite(server: Server, owner: WasdiClient, admin: WasdiClient, kin
         open_to_all(owner, "workspace", product, rights="read")
         return Made.of(second, parent=product.parent, other=product)
     if kind == "own_account":
+        return Made(USERS["O"])
+    if kind == "avatar":
+        # the owner's picture, uploaded again for each cell (a delete cell removes it)
+        owner.call("images.upload", query={"collection": "users", "folder": USERS["O"], "name": "avatar.png"},
+                   files={"image": ("avatar.png", PNG)})
         return Made(USERS["O"])
     if kind == "account":
         return Made(server.add_user(f"matrixuser{tag}@example.org").user_id)
@@ -603,7 +616,7 @@ SHARE: dict[str, tuple[str, str] | None] = {"workspace": ("workspaces.share_add"
          "workflow_workspace": ("workspaces.share_add", "workspace"),
          "destination": ("workspaces.share_add", "workspace"), "upload": ("workspaces.share_add", "workspace"),
          "running": ("workspaces.share_add", "workspace"), "import": ("workspaces.share_add", "workspace"),
-         "app_run": None, "own_account": None, "account": None, "built_app": None, "rebuilt_app": None,
+         "app_run": None, "own_account": None, "avatar": None, "account": None, "built_app": None, "rebuilt_app": None,
          "credit_package": None, "credit_checkout": None}
 """How each kind is shared W and R (None: accounts and a user's credit package, which nobody shares, and
 built apps and their run, shared once when made)."""
@@ -653,10 +666,13 @@ def test_every_endpoint_is_a_row_or_says_why_not() -> None:
 
 
 def cells() -> list[Any]:
-    out = []
+    out, seen = [], collections.Counter[str]()
     for row in TABLE:
+        key = f"{row.endpoint}-{row.resource}"
+        seen[key] += 1
+        label = key if seen[key] == 1 else f"{key}-{seen[key]}"
         for role in ROLES:
-            out.append(pytest.param(row, role, id=f"{row.endpoint}-{row.resource}-{role}"))
+            out.append(pytest.param(row, role, id=f"{label}-{role}"))
     return out
 
 
