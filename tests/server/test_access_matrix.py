@@ -347,6 +347,10 @@ TABLE: list[Row] = [
     Row("processors.update_libraries", "rebuilt_app", "OWA", lambda app: {"processorId": app.parent}),
     Row("package_manager.update_environment", "rebuilt_app", "OWA",
         lambda app: {"processorId": app.parent, "workspace": app.other}),
+    Row("package_manager.update_environment", "rebuilt_app", "OWA",
+        lambda app: {"processorId": app.parent, "workspace": app.other, "updateCommand": "addPackage/six"}),
+    Row("package_manager.update_environment", "rebuilt_app", "OWA",
+        lambda app: {"processorId": app.parent, "workspace": app.other, "updateCommand": "removePackage/six"}),
     Row("package_manager.reset_actions", "rebuilt_app", "OWA",
         lambda app: {"processorId": app.parent, "workspace": app.other}),
     # a user's own records: the owner's running time is theirs and an admin's to read; another account is
