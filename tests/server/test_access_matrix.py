@@ -333,6 +333,14 @@ TABLE: list[Row] = [
     Row("package_manager.manager_version", "built_app", "OWRA", lambda app: {"name": app}),
     Row("package_manager.environment_actions", "built_app", "OWRA", lambda app: {"name": app}),
     Row("processors.get_ui", "built_app", "OWRA", lambda app: {"name": app}),
+    # a new app's deployment is listed in a workspace the uploader may read
+    Row("processors.upload", "workspace", "OWRA", lambda ws: {"name": f"upload{ws.replace('-', '')[:16]}",
+                                                             "workspace": ws},
+        files=lambda ws: {"file": ("app.zip", app_zip({"myProcessor.py": HELLO_APP}))}),
+    # replacing an app's files by uploading under its name again ("force"): its owner and admins only; anyone
+    # else finds the name taken
+    Row("processors.upload", "app", "OA", lambda app: {"name": app, "force": True},
+        files=lambda app: {"file": ("app.zip", app_zip({"myProcessor.py": HELLO_APP}))}),
     # a real run of the built app, in a workspace shared W and R: its logs, parameters and payload
     Row("processors.count_logs", "app_run", "OWRA", lambda pid: {"processworkspace": pid}),
     Row("processors.list_logs", "app_run", "OWRA", lambda pid: {"processworkspace": pid}),
@@ -645,7 +653,7 @@ NOT_ROWS: dict[str, str] = {
         "subscriptions.get_active", "subscriptions.list", "subscriptions.create", "subscriptions.list_types",
         "projects.list", "organizations.list", "organizations.create", "workspaces.list", "workspaces.create",
         "styles.upload", "styles.list", "workflows.upload", "workflows.list", "processors.list",
-        "processors.market_list", "processors.upload", "processes.list_by_user", "processes.last_by_user",
+        "processors.market_list", "processes.list_by_user", "processes.last_by_user",
         "processes.list_by_app", "processes.running_time_by_subscription", "processes.running_time_by_project",
         "processes.my_running_time_by_project", "search.count", "search.query", "search.list_providers",
         "search.count_list", "search.query_list", "processor_media.list_categories",
