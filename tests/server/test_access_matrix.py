@@ -379,19 +379,17 @@ SLD = (b'<?xml version="1.0" encoding="UTF-8"?>\n<StyledLayerDescriptor version=
        b'<RasterSymbolizer><ColorMap type="ramp"><ColorMapEntry color="#ff0000" quantity="0"/>'
        b'<ColorMapEntry color="#0000ff" quantity="1"/></ColorMap></RasterSymbolizer></Rule></FeatureTypeStyle>'
        b"</UserStyle></NamedLayer></StyledLayerDescriptor>")
-
-
 SLD_CHANGED = SLD.replace(b"#0000ff", b"#00ff00")
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
 BUY_DATE = "2026-11-23T10:00:00.000Z"
 OPEN_TO = "WRS"
-"""Who gets write rights on a run's second resource (``Made.other``), so that only the first one decides."""
+"""Who gets rights on a call's second workspace (``Made.other``), so that only the first resource decides."""
 
 
-def open_to_all(owner: WasdiClient, kind: str, rid: str, rights: str = "write") -> None:
-    share, key = SHARE[kind] or ("", "")
+def open_to_all(owner: WasdiClient, workspace: str, rights: str = "write") -> None:
+    """Share a run's second workspace with every role under test, so that it decides nothing."""
     for letter in OPEN_TO:
-        owner.call(share, query={key: rid, "userId": USERS[letter], "rights": rights})
+        owner.call("workspaces.share_add", query={"workspace": workspace, "userId": USERS[letter], "rights": rights})
 
 
 def paid(server: Server, url: str) -> str:
@@ -447,7 +445,7 @@ def create_composite(server: Server, owner: WasdiClient, admin: WasdiClient, kin
     if kind == "workflow_run":
         workflow = create(server, owner, admin, "workflow", tag)
         workspace = create_product(server, owner, tag + "run")
-        open_to_all(owner, "workspace", workspace)
+        open_to_all(owner, workspace)
         return Made.of(workflow, parent=workflow.parent, other=workspace)
     if kind == "workflow_workspace":
         name = f"matrixpublicgraph{tag}"
@@ -460,9 +458,9 @@ def create_composite(server: Server, owner: WasdiClient, admin: WasdiClient, kin
         product = create_product(server, owner, tag)
         second = create_parent(server, owner, admin, "workspace", tag + "second")
         if kind == "product":
-            open_to_all(owner, "workspace", second)
+            open_to_all(owner, second)
             return Made.of(product, parent=product.parent, other=second)
-        open_to_all(owner, "workspace", product, rights="read")
+        open_to_all(owner, product, rights="read")
         return Made.of(second, parent=product.parent, other=product)
     if kind == "own_account":
         return Made(USERS["O"])
@@ -507,7 +505,7 @@ def build_app(server: Server, owner: WasdiClient, admin: WasdiClient, name: str)
         owner.call("processors.share_add", query={"processorId": doc["processorId"], "userId": USERS[letter],
                                                   "rights": rights})
     workspace = create_parent(server, owner, admin, "workspace", name)
-    open_to_all(owner, "workspace", workspace)
+    open_to_all(owner, workspace)
     return Made.of(name, parent=doc["processorId"], other=workspace)
 
 
