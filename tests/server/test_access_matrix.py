@@ -693,7 +693,11 @@ def matrix_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Se
     app: dict[str, Any] = {}
     listener = waitress.create_server(lambda environ, start: app["wsgi"](environ, start), host="127.0.0.1", port=0,
                                       threads=4)
-    server = Server(tmp_path_factory.mktemp("matrix") / "data", port=listener.effective_port, **app_settings())
+    try:
+        settings = app_settings()
+    except pytest.skip.Exception:
+        settings = {}  # no wheels for app environments: the built-app cells fail (their build does), the rest runs
+    server = Server(tmp_path_factory.mktemp("matrix") / "data", port=listener.effective_port, **settings)
     app["wsgi"] = server.app
     serving = threading.Thread(target=listener.run, name="matrix-http", daemon=True)
     serving.start()
