@@ -173,6 +173,8 @@ def test_getcredits_formula(server: Server, alice: Person, bob: Person, carol: P
     assert credits(server, bob, free, box).json == 0.0
     private = make_app(server, alice, "private", squareKilometerPrice=1.0, areaParameterName="bbox")
     assert credits(server, bob, private, box).status_code == 403
+    # a private app without a price too: the access check comes before the price
+    assert credits(server, bob, make_app(server, alice, "privatefree"), box).status_code == 403
     broken = make_app(server, alice, "broken", isPublic=1, squareKilometerPrice=1.0)
     assert credits(server, bob, broken, box).status_code == 500
 

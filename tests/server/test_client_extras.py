@@ -99,7 +99,7 @@ def test_a_writer_ingests_from_their_own_upload_account(server: Server, alice: P
 
 
 # -- SFTP-based calls: not available --------------------------------------------------------------------
-def test_ftp_and_sftp_calls_say_they_are_not_available(server: Server, alice: Person) -> None:
+def test_ftp_and_sftp_calls_say_they_are_not_available(server: Server, alice: Person, bob: Person) -> None:
     ws = new_workspace(server, alice)
     body = {"server": "ftp.example.org", "port": 21, "user": "u", "password": "p", "fileName": "a.tif"}
     for r in (server.http.simulate_put("/catalog/upload/ftp", params={"workspace": ws}, json=body,
@@ -112,6 +112,10 @@ def test_ftp_and_sftp_calls_say_they_are_not_available(server: Server, alice: Pe
     assert anonymous.json["boolValue"] is False and anonymous.json["intValue"] == 401
     missing = server.get("/catalog/copytosfpt", alice, workspace=ws)
     assert missing.json["boolValue"] is False and missing.json["intValue"] == 400
+    # only someone who may write the workspace is told: others are refused first
+    for r in (server.http.simulate_put("/catalog/upload/ftp", params={"workspace": ws}, json=body, headers=bob.headers),
+              server.get("/catalog/copytosfpt", bob, file="a.tif", workspace=ws)):
+        assert r.json["boolValue"] is False and r.json["intValue"] == 403
 
 
 # -- /console -------------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from tests.conftest import Person, Server
+from tests.server.app_fixtures import make_app
 
 from wasdi_server.launcher import OPERATIONS, OperationContext, OperationFailed
 from wasdi_server.services.identity import User
@@ -293,9 +294,13 @@ def test_by_app_and_app_stats(server: Server, alice: Person, bob: Person) -> Non
     insert(server, alice, ws, "DONE", 4.0, op="RUNPROCESSOR", name="other")
     history = server.get("/process/byapp", alice, processorName="ndvi").json
     assert [h["status"] for h in history] == ["ERROR", "DONE"] and history[0]["workspaceName"] == "apps"
+    make_app(server, alice, "ndvi")
     stats = server.get("/process/appstats", alice, processorName="ndvi").json
     assert stats == {"applicationName": "ndvi", "runs": 3, "error": 1, "done": 2, "stopped": 0, "mediumTime": 4,
                      "uniqueUsers": 2, "users": [alice.user_id, bob.user_id]}
+    # a private app's statistics are for those who may read it; an unknown app has none (the default model)
+    assert server.get("/process/appstats", bob, processorName="ndvi").json == {}
+    assert server.get("/process/appstats", alice, processorName="other").json == {}
     assert server.get("/process/byapp", alice).json == []
 
 

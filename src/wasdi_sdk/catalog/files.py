@@ -37,12 +37,12 @@ ENDPOINTS = (
                      "INGEST; stringValue is the process id (the web client's call)."),
     Endpoint("files.ftp_upload", "PUT", "/catalog/upload/ftp", Style.MARKER, B_PRIMITIVE,
              query=(qreq("workspace"), q("parent")), body=json_body("FtpTransferViewModel", required=False),
-             response=PRIMITIVE, mutates=True, statuses=(200, 400, 401, 501), contract=False,
+             response=PRIMITIVE, mutates=True, statuses=(200, 400, 401, 403, 501), contract=False,
              summary="Send a workspace file to an FTP server: not available on this server (boolValue false, "
                      "intValue 501, and a sentence saying so)."),
     Endpoint("files.copy_to_sftp", "GET", "/catalog/copytosfpt", Style.MARKER, B_PRIMITIVE,
              query=(qreq("file"), qreq("workspace"), q("parent"), q("path")), response=PRIMITIVE, mutates=True,
-             statuses=(200, 400, 401, 501), contract=False,
+             statuses=(200, 400, 401, 403, 501), contract=False,
              summary="Copy a workspace file to the user's SFTP folder: not available on this server (boolValue "
                      "false, intValue 501, and a sentence saying so)."),
 )

@@ -47,7 +47,7 @@ ENDPOINTS = (
              summary="Run history of an application, merged over the nodes."),
     Endpoint("processes.app_stats", "GET", "/process/appstats", Style.EMPTY, c_default("applicationName"),
              query=(qreq("processorName"),), response=model("AppStatsViewModel"),
-             summary="Run statistics of an application, merged over the nodes."),
+             summary="Run statistics of an application the caller may read, merged over the nodes."),
     Endpoint("processes.last_by_workspace", "GET", "/process/lastbyws", Style.EMPTY, C_EMPTY_LIST,
              query=(qreq("workspace"),), response=_PROCESSES, summary="The latest processes of a workspace."),
     Endpoint("processes.last_by_user", "GET", "/process/lastbyusr", Style.EMPTY, C_EMPTY_LIST,

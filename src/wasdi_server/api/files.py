@@ -92,11 +92,14 @@ NO_SFTP = ("Transfers to FTP and SFTP servers are not available on this server: 
 
 @handles("files.ftp_upload")
 def ftp_upload(call: Call) -> PrimitiveResult:
+    # deny by default: only someone who may write the workspace learns that transfers are not offered
+    call.services.products.writable(call.caller, call.params["workspace"])
     raise NotAvailable(NO_SFTP)
 
 
 @handles("files.copy_to_sftp")
 def copy_to_sftp(call: Call) -> PrimitiveResult:
+    call.services.products.writable(call.caller, call.params["workspace"])
     raise NotAvailable(NO_SFTP)
 
 

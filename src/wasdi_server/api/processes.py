@@ -68,7 +68,9 @@ def list_by_app(call: Call) -> list[ProcessHistoryViewModel]:
 
 @handles("processes.app_stats")
 def app_stats(call: Call) -> AppStatsViewModel:
-    return AppStatsViewModel.model_validate(call.services.process_stats.app_stats(call.params["processorName"]))
+    # the statistics of an app are for those who may read it (deny by default: a private app's are not public)
+    name = str(call.services.apps.readable_by_name(call.caller, call.params["processorName"])["name"])
+    return AppStatsViewModel.model_validate(call.services.process_stats.app_stats(name))
 
 
 @handles("processes.summary")

@@ -263,13 +263,14 @@ class AppPaymentService:
         app = self.apps.get(processor_id)
         if app is None:
             raise BadRequest("Invalid processor.")
+        # the access check comes first, so that a free private app answers a stranger 403 like a priced one
+        if not self.apps.can_read(caller, app):
+            raise Forbidden(MSG_NO_ACCESS_RIGHTS)
         price = float(app.get("squareKilometerPrice") or 0.0)
         if price <= 0:
             return 0.0
         if not app.get("areaParameterName"):
             raise ServerFailure("the app declares a price per square km but no area parameter")
-        if not self.apps.can_read(caller, app):
-            raise Forbidden(MSG_NO_ACCESS_RIGHTS)
         if self.pays_nothing(caller, app):
             return 0.0
         box = area_box(params, str(app["areaParameterName"]))
