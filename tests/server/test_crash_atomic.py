@@ -161,3 +161,61 @@ def test_a_crash_during_subscription_delete_leaves_it_whole(tmp_path: Path, monk
         assert subscription_traces(server, trial, alice.user_id) == dict.fromkeys(whole, False)
     finally:
         server.close()
+
+
+# -- workspace creation: the folder first, the record last; the start removes an empty folder left alone --
+def nothing(*args: Any, **kwargs: Any) -> None:
+    """A dead process runs no clean-up."""
+
+
+def test_a_crash_between_the_folder_and_the_record_of_a_new_workspace_leaves_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    server = Server(tmp_path / "data")
+    alice = server.add_user("alice@example.org")
+    owner = server.services.users.active_user(alice.user_id)
+    files = server.settings.files_root / alice.user_id
+    with monkeypatch.context() as patch, pytest.raises(Crash):
+        patch.setattr(server.services.workspaces.workspaces, "insert", boom)
+        patch.setattr(workspaces_module, "remove_tree", nothing)
+        server.services.workspaces.create(owner, "Floods")
+    left_by_the_crash = list(files.iterdir())
+    assert len(left_by_the_crash) == 1 and not any(left_by_the_crash[0].iterdir())
+    server.close()
+
+    server = Server(tmp_path / "data")  # the restart removes the folder that has no record
+    try:
+        assert server.services.workspaces.workspaces.find(userId=alice.user_id) == []
+        assert list(files.iterdir()) == []
+    finally:
+        server.close()
+
+
+def test_a_failed_workspace_creation_removes_its_folder(server: Server, alice: Person,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    owner = server.services.users.active_user(alice.user_id)
+    monkeypatch.setattr(server.services.workspaces.workspaces, "insert", boom)
+    with pytest.raises(Crash):
+        server.services.workspaces.create(owner, "Floods")
+    files = server.settings.files_root / alice.user_id
+    assert not files.exists() or list(files.iterdir()) == []
+
+
+def test_the_start_keeps_recorded_workspaces_and_folders_holding_files(tmp_path: Path) -> None:
+    server = Server(tmp_path / "data")
+    alice = server.add_user("alice@example.org")
+    kept = server.get("/ws/create", alice, name="Kept").json["stringValue"]
+    kept_folder = server.services.workspaces.folder(server.services.workspaces.load(kept))
+    # A workspace deleted with deleteFile=false leaves its files on purpose: the start must not take them.
+    gone = server.get("/ws/create", alice, name="Gone").json["stringValue"]
+    gone_folder = server.services.workspaces.folder(server.services.workspaces.load(gone))
+    (gone_folder / "result.tif").write_bytes(b"pixels")
+    assert server.delete("/ws/delete", alice, workspace=gone, deletefile="false").status_code == 200
+    server.close()
+
+    server = Server(tmp_path / "data")
+    try:
+        assert server.services.workspaces.workspaces.get(kept) is not None
+        assert kept_folder.is_dir()
+        assert (gone_folder / "result.tif").read_bytes() == b"pixels"
+    finally:
+        server.close()

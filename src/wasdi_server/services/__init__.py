@@ -151,6 +151,7 @@ class Services:
     def start(self) -> None:
         """Finish the changes a crash interrupted, then start the background work (launcher, metrics)."""
         self.intents.resume_pending()
+        self.workspaces.remove_unrecorded_folders()
         self.launcher.start()
         self.metrics_recorder.start()
 
