@@ -219,3 +219,76 @@ def test_the_start_keeps_recorded_workspaces_and_folders_holding_files(tmp_path:
         assert (gone_folder / "result.tif").read_bytes() == b"pixels"
     finally:
         server.close()
+
+
+# -- projects and a user's active choice: one commit --------------------------------------------------
+def active_choice(server: Server, user_id: str) -> tuple[Any, Any]:
+    doc = server.services.users.users.get(user_id)
+    return doc.get("activeProjectId"), doc.get("activeSubscriptionId")
+
+
+def test_a_crash_during_project_delete_leaves_the_project_and_the_choice_of_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    server = Server(tmp_path / "data")
+    alice = server.add_user("alice@example.org")
+    owner = server.services.users.active_user(alice.user_id)
+    trial = server.services.subscriptions.list_for(owner)[0]["subscriptionId"]
+    project = server.services.projects.create(owner, {"subscriptionId": trial, "name": "Floods",
+                                                      "activeProject": True})
+    with monkeypatch.context() as patch, pytest.raises(Crash):
+        patch.setattr(server.services.users.users, "update_where", boom)
+        server.services.projects.delete(owner, project)
+    server.close()
+
+    server = Server(tmp_path / "data")
+    try:
+        assert server.services.projects.projects.get(project) is not None
+        assert active_choice(server, alice.user_id) == (project, trial)
+    finally:
+        server.close()
+
+
+def test_a_crash_during_project_creation_leaves_neither_the_project_nor_the_choice(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    server = Server(tmp_path / "data")
+    alice = server.add_user("alice@example.org")
+    owner = server.services.users.active_user(alice.user_id)
+    trial = server.services.subscriptions.list_for(owner)[0]["subscriptionId"]
+    before = active_choice(server, alice.user_id)
+    with monkeypatch.context() as patch, pytest.raises(Crash):
+        patch.setattr(server.services.users, "set_active_project", boom)
+        server.services.projects.create(owner, {"subscriptionId": trial, "name": "Floods", "activeProject": True})
+    server.close()
+
+    server = Server(tmp_path / "data")
+    try:
+        assert not any(p["name"] == "Floods" for p in server.services.projects.projects.all())
+        assert active_choice(server, alice.user_id) == before
+    finally:
+        server.close()
+
+
+@pytest.mark.parametrize("how", ["leave", "unshare"])
+def test_a_crash_while_a_user_loses_a_subscription_keeps_their_sharing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    server = Server(tmp_path / "data")
+    alice, bob = server.add_user("alice@example.org"), server.add_user("bob@example.org", trial=False)
+    owner = server.services.users.active_user(alice.user_id)
+    trial = server.services.subscriptions.list_for(owner)[0]["subscriptionId"]
+    server.services.subscriptions.share(owner, trial, bob.user_id, "read")
+    project = server.services.projects.projects.find(subscriptionId=trial)[0]["projectId"]
+    server.services.projects.set_active(server.services.users.active_user(bob.user_id), project, None)
+    with monkeypatch.context() as patch, pytest.raises(Crash):
+        patch.setattr(server.services.users.users, "update_where", boom)
+        if how == "leave":
+            server.services.subscriptions.delete(server.services.users.active_user(bob.user_id), trial)
+        else:
+            server.services.subscriptions.unshare(owner, trial, bob.user_id)
+    server.close()
+
+    server = Server(tmp_path / "data")
+    try:
+        assert server.services.sharing.sharings.find(resourceId=trial, userId=bob.user_id) != []
+        assert active_choice(server, bob.user_id) == (project, trial)
+    finally:
+        server.close()

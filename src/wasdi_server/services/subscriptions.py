@@ -536,9 +536,11 @@ class SubscriptionService:
         if caller.user_id != doc["userId"] and not caller.is_admin:
             if sharing.sharing(resource, caller.user_id) is None:
                 raise Forbidden(NO_ACCESS)
-            sharing.sharings.delete(sharing.key(SUBSCRIPTION, sid, caller.user_id))
-            self.users.users.update_where({"activeProjectId": None, "activeSubscriptionId": None},
-                                          userId=caller.user_id, activeSubscriptionId=sid)
+            # One commit: a crash never leaves the user's active choice on a subscription they left.
+            with self.atomic():
+                sharing.sharings.delete(sharing.key(SUBSCRIPTION, sid, caller.user_id))
+                self.users.users.update_where({"activeProjectId": None, "activeSubscriptionId": None},
+                                              userId=caller.user_id, activeSubscriptionId=sid)
             return SHARING_REMOVED
         self._remove(doc)
         return DONE
@@ -572,10 +574,11 @@ class SubscriptionService:
         """Remove a user's sharing: the owner cannot be removed; owner, writers and admins may remove
         anyone, a user may remove themself."""
         doc = self.load(subscription_id)
-        self._sharing().unshare(caller, self.resource(doc), user_id)
-        target = normalise_user_id(user_id)
-        self.users.users.update_where({"activeProjectId": None, "activeSubscriptionId": None},
-                                      userId=target, activeSubscriptionId=doc["subscriptionId"])
+        with self.atomic():  # the sharing and the user's choice that needed it go as one
+            self._sharing().unshare(caller, self.resource(doc), user_id)
+            target = normalise_user_id(user_id)
+            self.users.users.update_where({"activeProjectId": None, "activeSubscriptionId": None},
+                                          userId=target, activeSubscriptionId=doc["subscriptionId"])
 
     def sharings(self, caller: User, subscription_id: str | None) -> list[dict[str, Any]]:
         """SubscriptionSharingViewModel fields (read access needed)."""
