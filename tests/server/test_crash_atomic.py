@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 from tests.conftest import Person, Server
+from tests.server.app_fixtures import make_app
+from tests.server.user_estate import SLD
 
 from wasdi_server.services import workspaces as workspaces_module
 
@@ -290,5 +292,49 @@ def test_a_crash_while_a_user_loses_a_subscription_keeps_their_sharing(
     try:
         assert server.services.sharing.sharings.find(resourceId=trial, userId=bob.user_id) != []
         assert active_choice(server, bob.user_id) == (project, trial)
+    finally:
+        server.close()
+
+
+# -- a style's sharings and record; a review and its comments: one commit each -------------------------
+def test_a_crash_during_style_delete_never_strips_the_style_of_its_sharings(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    server = Server(tmp_path / "data")
+    alice, bob = server.add_user("alice@example.org"), server.add_user("bob@example.org")
+    owner = server.services.users.active_user(alice.user_id)
+    style = server.services.styles.create(owner, "floods", "mine", False, server.services.styles.write_staged(SLD))
+    server.services.styles.share(owner, style["styleId"], bob.user_id, "read")
+    with monkeypatch.context() as patch, pytest.raises(Crash):
+        patch.setattr(server.services.styles.styles, "delete", boom)
+        server.services.styles.delete(owner, style["styleId"])
+    server.close()
+
+    server = Server(tmp_path / "data")
+    try:
+        assert server.services.styles.styles.get(style["styleId"]) is not None
+        assert server.services.sharing.sharings.find(resourceId=style["styleId"]) != []
+        assert server.services.styles.sld_path("floods").is_file()
+    finally:
+        server.close()
+
+
+def test_a_crash_during_review_delete_leaves_the_review_with_its_comments(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    server = Server(tmp_path / "data")
+    alice, bob = server.add_user("alice@example.org"), server.add_user("bob@example.org")
+    app = make_app(server, alice, "floodmapper", isPublic=1)
+    reviewer = server.services.users.active_user(bob.user_id)
+    review = server.services.reviews.add_review(reviewer, {"processorId": app["processorId"], "vote": 4})
+    server.services.reviews.add_comment(server.services.users.active_user(alice.user_id),
+                                        {"reviewId": review["reviewId"], "text": "thanks"})
+    with monkeypatch.context() as patch, pytest.raises(Crash):
+        patch.setattr(server.services.reviews.comments, "delete_where", boom)
+        server.services.reviews.delete_review(reviewer, app["processorId"], review["reviewId"])
+    server.close()
+
+    server = Server(tmp_path / "data")
+    try:
+        assert server.services.reviews.reviews.get(review["reviewId"]) is not None
+        assert server.services.reviews.comments.find(reviewId=review["reviewId"]) != []
     finally:
         server.close()

@@ -44,7 +44,8 @@ import uuid
 import xml.etree.ElementTree as StdElementTree
 import zipfile
 import zlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Protocol
@@ -191,8 +192,10 @@ class StyleService:
     """Styles on this node.  ``node_code == "wasdi"`` makes it the main node."""
 
     def __init__(self, styles: Collection, sharing: SharingService, images: ImageService, root: Path,
-                 node_code: str = MAIN_NODE) -> None:
+                 node_code: str = MAIN_NODE, *, atomic: Callable[[], AbstractContextManager[None]]) -> None:
         self.styles = styles
+        self.atomic = atomic
+        """``Store.atomic``: a deletion's sharings and record commit as one (a crash leaves both or neither)."""
         self.sharing = sharing
         self.images = images
         self.root = root
@@ -411,9 +414,12 @@ class StyleService:
 
     def _remove(self, doc: Mapping[str, Any]) -> None:
         name = str(doc["name"])
+        # The sharings and the record as one commit (never a style stripped of its sharings), the file after
+        # the record (a crash leaves at most a file with no style, which the next style of that name replaces).
         with self._lock:
-            self.sharing.remove_all(self.resource(doc))
-            self.styles.delete(doc["styleId"])
+            with self.atomic():
+                self.sharing.remove_all(self.resource(doc))
+                self.styles.delete(doc["styleId"])
             self.sld_path(name).unlink(missing_ok=True)
         self.images.remove(self.preview_place(name))
         for publisher in self.publishers:
