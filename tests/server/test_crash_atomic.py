@@ -136,9 +136,9 @@ def subscription_traces(server: Server, subscription: str, user_id: str) -> dict
 
 
 SUBSCRIPTION_CRASH_POINTS = {
-    "after the sharings": lambda s: (s.subscriptions.projects, "delete_where"),
+    "after the sharings": lambda s: (s.subscriptions.subscriptions, "delete"),
+    "after the record": lambda s: (s.subscriptions.projects, "delete_where"),
     "after the projects": lambda s: (s.users.users, "update_where"),
-    "after the users' choices": lambda s: (s.subscriptions.subscriptions, "delete"),
 }
 
 
@@ -336,5 +336,36 @@ def test_a_crash_during_review_delete_leaves_the_review_with_its_comments(
     try:
         assert server.services.reviews.reviews.get(review["reviewId"]) is not None
         assert server.services.reviews.comments.find(reviewId=review["reviewId"]) != []
+    finally:
+        server.close()
+
+
+# -- a subscription, its default project and the owner's choice of it: one commit ------------------------
+SUBSCRIPTION_CREATION_CRASH_POINTS = {
+    "after the subscription": lambda s: (s.subscriptions.projects, "insert"),
+    "after the project": lambda s: (s.users, "set_active_project"),
+}
+
+
+@pytest.mark.parametrize("point", list(SUBSCRIPTION_CREATION_CRASH_POINTS))
+@pytest.mark.parametrize("trial", [True, False], ids=["trial", "bought"])
+def test_a_crash_during_subscription_creation_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              point: str, trial: bool) -> None:
+    server = Server(tmp_path / "data")
+    alice = server.add_user("alice@example.org", trial=False)
+    owner = server.services.users.active_user(alice.user_id)
+    with monkeypatch.context() as patch, pytest.raises(Crash):
+        patch.setattr(*SUBSCRIPTION_CREATION_CRASH_POINTS[point](server.services), boom)
+        if trial:
+            server.services.subscriptions.create_trial(alice.user_id)
+        else:
+            server.services.subscriptions.create(owner, {"typeId": "OneMonthStandard"})
+    server.close()
+
+    server = Server(tmp_path / "data")
+    try:
+        assert server.services.subscriptions.subscriptions.find(userId=alice.user_id) == []
+        assert server.services.subscriptions.projects.all() == []
+        assert active_choice(server, alice.user_id) == (None, None)
     finally:
         server.close()
