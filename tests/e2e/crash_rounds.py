@@ -138,6 +138,8 @@ def broken_invariants(data_dir: Path) -> list[str]:
     for name in APP_PARTS:
         broken += [f"{name} record names a missing app" for d in docs.get(name, {}).values()
                    if d.get("processorId") and d["processorId"] not in keys["processors"]]
+    broken += [f"comment {c['commentId']} names a missing review" for c in docs.get("review_comments", {}).values()
+               if c.get("reviewId") not in keys["reviews"]]
     broken += folder_mismatches(data_dir, docs)
     broken += [f"intent {i['intentId']} left pending" for i in docs.get("intents", {}).values()]
     return broken

@@ -127,7 +127,8 @@ def add_app(services: Services, owner_id: str, name: str) -> str:
 
 
 def populate_apps(data_dir: Path, tag: str) -> list[str]:
-    """Alice's apps, each shared with bob, with a parameter template of hers and a review by bob."""
+    """Alice's apps, each shared with bob, with a parameter template of hers and a review by bob that she
+    answered."""
     with offline(data_dir) as services:
         alice, bob = user(services, ALICE), user(services, BOB)
         ids = []
@@ -135,7 +136,8 @@ def populate_apps(data_dir: Path, tag: str) -> list[str]:
             app_id = add_app(services, ALICE, f"{tag}app{i}")
             services.app_store.share(alice, app_id, BOB, "read")
             services.param_templates.add(alice, {"processorId": app_id, "name": f"{tag} template {i}"})
-            services.reviews.add_review(bob, {"processorId": app_id, "vote": 4, "title": "good"})
+            review = services.reviews.add_review(bob, {"processorId": app_id, "vote": 4, "title": "good"})
+            services.reviews.add_comment(alice, {"reviewId": review["reviewId"], "text": "thanks"})
             ids.append(app_id)
         return ids
 
