@@ -3,6 +3,7 @@ raises, then the services reopened on the same data dir) leaves either the whole
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ from tests.conftest import Person, Server
 from tests.server.app_fixtures import make_app
 from tests.server.user_estate import SLD
 
+from wasdi_server.services import apps as apps_module
 from wasdi_server.services import workspaces as workspaces_module
 
 
@@ -367,5 +369,62 @@ def test_a_crash_during_subscription_creation_leaves_nothing(tmp_path: Path, mon
         assert server.services.subscriptions.subscriptions.find(userId=alice.user_id) == []
         assert server.services.subscriptions.projects.all() == []
         assert active_choice(server, alice.user_id) == (None, None)
+    finally:
+        server.close()
+
+
+# -- app uploads: the folder first, the record last; a half-replaced folder is restored at start -------
+def app_zip(tmp_path: Path) -> Path:
+    archive = tmp_path / "app.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("myProcessor.py", "def run():\n    pass\n")
+    return archive
+
+
+def test_a_crash_between_a_new_apps_folder_and_its_record_leaves_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    server = Server(tmp_path / "data")
+    alice = server.add_user("alice@example.org")
+    owner = server.services.users.active_user(alice.user_id)
+    apps_root = server.settings.apps_root
+    with monkeypatch.context() as patch, pytest.raises(Crash):
+        patch.setattr(server.services.apps.records.processors, "insert", boom)
+        patch.setattr(apps_module.shutil, "rmtree", nothing)
+        server.services.apps.upload(owner, app_zip(tmp_path), name="floodmapper", workspace_id=None, version=None,
+                                    description=None, app_type="python312", params_sample=None, public=None,
+                                    timeout=None, force=None)
+    assert (apps_root / "floodmapper" / "myProcessor.py").is_file()
+    server.close()
+
+    server = Server(tmp_path / "data")  # the restart removes the folder that has no record
+    try:
+        assert server.services.apps.records.by_name("floodmapper") is None
+        assert not (apps_root / "floodmapper").exists()
+        assert [p.name for p in apps_root.iterdir() if p.name != ".incoming"] == []
+    finally:
+        server.close()
+
+
+def test_the_start_restores_an_app_folder_a_crash_left_half_replaced(tmp_path: Path) -> None:
+    server = Server(tmp_path / "data")
+    alice = server.add_user("alice@example.org")
+    for name in ("halfway", "replaced"):
+        make_app(server, alice, name)
+    server.close()
+    apps_root = server.settings.apps_root
+    # What replace_folder leaves when the crash comes between its two renames, or after both, and an unpack
+    # that never finished.
+    (apps_root / ".halfway.old").mkdir(parents=True)
+    (apps_root / ".halfway.old" / "myProcessor.py").write_text("old")
+    (apps_root / "replaced").mkdir()
+    (apps_root / "replaced" / "myProcessor.py").write_text("new")
+    (apps_root / ".replaced.old").mkdir()
+    (apps_root / ".staging-x1y2").mkdir()
+
+    server = Server(tmp_path / "data")
+    try:
+        assert (apps_root / "halfway" / "myProcessor.py").read_text() == "old"
+        assert (apps_root / "replaced" / "myProcessor.py").read_text() == "new"
+        assert sorted(p.name for p in apps_root.iterdir() if p.name != ".incoming") == ["halfway", "replaced"]
     finally:
         server.close()

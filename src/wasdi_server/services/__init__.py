@@ -152,6 +152,7 @@ class Services:
         """Finish the changes a crash interrupted, then start the background work (launcher, metrics)."""
         self.intents.resume_pending()
         self.workspaces.remove_unrecorded_folders()
+        self.apps.recover_folders()
         self.launcher.start()
         self.metrics_recorder.start()
 
