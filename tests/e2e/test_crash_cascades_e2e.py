@@ -1,5 +1,5 @@
 """The other multi-step changes on a real server killed with SIGKILL under concurrent callers: deleting
-organizations, subscriptions, apps, and users (the admin's cascade over everything they own and every
+organizations, subscriptions, apps, styles, and users (the admin's cascade over everything they own and every
 sharing they hold).  After every restart the invariants of tests/e2e/crash_rounds.py hold (no sharing,
 subscription, project, session or app part names something missing; every folder has its record and
 every record its folder; no intent left pending) and no deletion answered 200 is undone.
@@ -17,6 +17,7 @@ import pytest
 from tests.e2e import conftest as e2e
 from tests.e2e import crash_rounds as crash
 from tests.server.app_fixtures import app_record
+from tests.server.user_estate import SLD
 
 from wasdi_server import load_settings
 from wasdi_server.services import Services, build_services
@@ -46,9 +47,10 @@ def user(services: Services, user_id: str) -> User:
 
 
 def run_rounds(servers: e2e.ServerFactory, data_dir: Path, populate: Callable[[Path, str], list[str]],
-               caller: str, call: crash.Call, collection: str) -> tuple[int, int]:
-    """``ROUNDS`` rounds of: populate, call concurrently and kill, restart and check.  Returns the calls the
-    kills cut off and the intents they left pending (summed over the rounds)."""
+               caller: str, call: crash.Call, collection: str, shared_as: str | None = None) -> tuple[int, int]:
+    """``ROUNDS`` rounds of: populate, call concurrently and kill, restart and check (with ``shared_as``, the
+    sharing type of what ``populate`` made and shared: none still there may have lost its sharing).  Returns
+    the calls the kills cut off and the intents they left pending (summed over the rounds)."""
     cut_off = pending = 0
     for round_number in range(ROUNDS):
         ids = populate(data_dir, f"r{round_number}")
@@ -59,6 +61,8 @@ def run_rounds(servers: e2e.ServerFactory, data_dir: Path, populate: Callable[[P
         stored = crash.restart_and_check(servers, data_dir)
         remaining = crash.stored_keys(stored, collection)
         assert not remaining & set(seen.answered), f"a deletion answered 200 was undone in {collection}"
+        if shared_as:
+            assert crash.stripped_of_sharings(stored, shared_as, ids) == [], "a deletion left a resource unshared"
     return cut_off, pending
 
 
@@ -83,7 +87,8 @@ def delete_organization(client: httpx.Client, org_id: str) -> httpx.Response:
 
 def test_organization_deletes_killed_midway_leave_no_sharing_or_subscription_naming_them(
         servers: e2e.ServerFactory, data_dir: Path) -> None:
-    cut_off, _ = run_rounds(servers, data_dir, populate_organizations, ALICE, delete_organization, "organizations")
+    cut_off, _ = run_rounds(servers, data_dir, populate_organizations, ALICE, delete_organization, "organizations",
+                            "organization")
     assert cut_off, "no kill came while a deletion was under way"
 
 
@@ -110,7 +115,8 @@ def delete_subscription(client: httpx.Client, subscription_id: str) -> httpx.Res
 
 def test_subscription_deletes_killed_midway_leave_no_sharing_project_or_choice_naming_them(
         servers: e2e.ServerFactory, data_dir: Path) -> None:
-    cut_off, _ = run_rounds(servers, data_dir, populate_subscriptions, ALICE, delete_subscription, "subscriptions")
+    cut_off, _ = run_rounds(servers, data_dir, populate_subscriptions, ALICE, delete_subscription, "subscriptions",
+                            "subscription")
     assert cut_off, "no kill came while a deletion was under way"
 
 
@@ -147,8 +153,31 @@ def delete_app(client: httpx.Client, app_id: str) -> httpx.Response:
 
 
 def test_app_deletes_killed_midway_leave_no_half_deleted_app(servers: e2e.ServerFactory, data_dir: Path) -> None:
-    _, pending = run_rounds(servers, data_dir, populate_apps, ALICE, delete_app, "processors")
+    _, pending = run_rounds(servers, data_dir, populate_apps, ALICE, delete_app, "processors", "processor")
     assert pending, "no kill came during a deletion: the restarts had nothing to finish"
+
+
+# -- styles: their sharings and record as one, then the file ----------------------------------------
+def populate_styles(data_dir: Path, tag: str) -> list[str]:
+    """Alice's styles, each shared with bob."""
+    with offline(data_dir) as services:
+        alice = user(services, ALICE)
+        ids = []
+        for i in range(PER_ROUND):
+            style = services.styles.create(alice, f"{tag}_style_{i}", "mine", False, services.styles.write_staged(SLD))
+            services.styles.share(alice, style["styleId"], BOB, "read")
+            ids.append(str(style["styleId"]))
+        return ids
+
+
+def delete_style(client: httpx.Client, style_id: str) -> httpx.Response:
+    return client.delete("/styles/delete", params={"styleId": style_id})
+
+
+def test_style_deletes_killed_midway_never_strip_a_style_of_its_sharings(servers: e2e.ServerFactory,
+                                                                        data_dir: Path) -> None:
+    cut_off, _ = run_rounds(servers, data_dir, populate_styles, ALICE, delete_style, "styles", "style")
+    assert cut_off, "no kill came while a deletion was under way"
 
 
 # -- users: the admin's deletion cascades over everything they own and every sharing they hold --------

@@ -54,6 +54,7 @@ def test_workspace_deletes_killed_midway_leave_no_half_deleted_workspace(servers
         stored = crash.restart_and_check(servers, data_dir)  # finishes the interrupted deletions before serving
         remaining = {w["workspaceId"] for w in stored.get("workspaces", {}).values()}
         assert not remaining & set(seen.answered), "a deletion answered 200 was undone"
+        assert crash.stripped_of_sharings(stored, "workspace", ids) == [], "a deletion left a workspace unshared"
     assert interrupted, "no kill came during a deletion: the restart had nothing to finish"
 
 
