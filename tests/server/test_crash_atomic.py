@@ -3,6 +3,8 @@ raises, then the services reopened on the same data dir) leaves either the whole
 
 from __future__ import annotations
 
+import threading
+import time
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -428,3 +430,39 @@ def test_the_start_restores_an_app_folder_a_crash_left_half_replaced(tmp_path: P
         assert sorted(p.name for p in apps_root.iterdir() if p.name != ".incoming") == ["halfway", "replaced"]
     finally:
         server.close()
+
+
+# -- the atomic blocks take collections in one order: concurrent ones never wait on each other ----------
+def test_concurrent_atomic_changes_all_finish(server: Server, alice: Person, bob: Person) -> None:
+    services = server.services
+    owner, sharer = services.users.active_user(alice.user_id), services.users.active_user(bob.user_id)
+    failures: list[str] = []
+
+    def churn(worker: int) -> None:
+        try:
+            for i in range(15):
+                org = services.organizations.create(owner, {"name": f"org {worker}-{i}"})
+                sid = services.subscriptions.create(owner, {"typeId": "OneMonthStandard", "organizationId": org})[
+                    "subscriptionId"]
+                services.subscriptions.share(owner, sid, bob.user_id, "write")
+                project = services.projects.create(sharer, {"subscriptionId": sid, "name": "p", "activeProject": True})
+                services.projects.update(owner, {"projectId": project, "name": "q", "activeProject": True})
+                services.organizations.delete(owner, org)
+                if i % 2:
+                    services.subscriptions.unshare(owner, sid, bob.user_id)
+                    services.projects.delete(owner, project)
+                else:
+                    services.subscriptions.delete(sharer, sid)
+                services.subscriptions.delete(owner, sid)
+        except Exception as e:  # reported below: a thread's exception would otherwise vanish
+            failures.append(f"worker {worker}: {e!r}")
+
+    workers = [threading.Thread(target=churn, args=(n,), daemon=True) for n in range(6)]
+    for worker in workers:
+        worker.start()
+    give_up = time.monotonic() + 120  # a deadlock never ends: this bound only keeps the suite from hanging on one
+    for worker in workers:
+        worker.join(max(0.0, give_up - time.monotonic()))
+    assert [w.name for w in workers if w.is_alive()] == [], "atomic blocks waited on each other"
+    assert failures == []
+    assert services.organizations.organizations.find(userId=alice.user_id) == []
