@@ -117,7 +117,7 @@ class WorkspaceService:
     def remove_unrecorded_folders(self) -> int:
         """At start, before serving: finish what a crash during a creation left.  An empty workspace folder
         with no record (the crash came between the folder and the record) goes; a folder with files stays
-        (``/ws/delete`` with ``deleteFile=false`` keeps them on purpose).  The number removed."""
+        (``/ws/delete`` with ``deletefile=false`` keeps them on purpose).  The number removed."""
         removed = 0
         owners = [p for p in self.files_root.iterdir() if p.is_dir()] if self.files_root.is_dir() else []
         for owner in owners:
