@@ -146,7 +146,7 @@ def broken_invariants(data_dir: Path) -> list[str]:
 
 
 def folder_mismatches(data_dir: Path, docs: dict[str, dict[str, dict[str, Any]]]) -> list[str]:
-    """Every workspace and app folder has its record and every record its folder; every style its file."""
+    """Every workspace and app folder and style file has its record and every record its folder or file."""
     settings = load_settings(data_dir=data_dir, environ={})
     files = settings.files_root
     owners = [p for p in files.iterdir() if p.is_dir()] if files.is_dir() else []
@@ -159,9 +159,10 @@ def folder_mismatches(data_dir: Path, docs: dict[str, dict[str, dict[str, Any]]]
     app_records = {str(a["name"]) for a in docs.get("processors", {}).values()}
     broken += [f"app folder {name} has no record" for name in sorted(app_folders - app_records)]
     broken += [f"app {name} has no folder" for name in sorted(app_records - app_folders)]
-    # A style's file outlives its record for an instant on delete (docs/server.md), never the other way.
-    broken += [f"style {s['name']} has no SLD file" for s in docs.get("styles", {}).values()
-               if not (settings.styles_root / f"{s['name']}.sld").is_file()]
+    style_records = {str(s["name"]) for s in docs.get("styles", {}).values()}
+    style_files = {p.stem for p in settings.styles_root.glob("*.sld")} if settings.styles_root.is_dir() else set()
+    broken += [f"style file {name}.sld has no record" for name in sorted(style_files - style_records)]
+    broken += [f"style {name} has no SLD file" for name in sorted(style_records - style_files)]
     return broken
 
 

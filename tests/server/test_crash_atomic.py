@@ -466,3 +466,39 @@ def test_concurrent_atomic_changes_all_finish(server: Server, alice: Person, bob
     assert [w.name for w in workers if w.is_alive()] == [], "atomic blocks waited on each other"
     assert failures == []
     assert services.organizations.organizations.find(userId=alice.user_id) == []
+
+
+STYLE_FILE_CRASH_POINTS = {
+    "deleting, after the record, before the file": lambda s: (s.styles, "sld_path"),
+    "creating, after the file, before the record": lambda s: (s.styles.styles, "insert"),
+}
+
+
+@pytest.mark.parametrize("point", list(STYLE_FILE_CRASH_POINTS))
+def test_the_start_removes_a_style_file_a_crash_left_without_its_style(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, point: str) -> None:
+    server = Server(tmp_path / "data")
+    alice = server.add_user("alice@example.org")
+    owner = server.services.users.active_user(alice.user_id)
+    styles = server.services.styles
+    kept = styles.create(owner, "kept", "mine", False, styles.write_staged(SLD))
+    if point.startswith("deleting"):
+        doomed = styles.create(owner, "floods", "mine", False, styles.write_staged(SLD))
+    orphan = styles.sld_path("floods")
+    preview = server.services.images.path(styles.preview_place("floods"))
+    with monkeypatch.context() as patch, pytest.raises(Crash):
+        patch.setattr(*STYLE_FILE_CRASH_POINTS[point](server.services), boom)
+        if point.startswith("deleting"):
+            styles.delete(owner, doomed["styleId"])
+        else:
+            styles.create(owner, "floods", "mine", False, styles.write_staged(SLD))
+    assert orphan.is_file() and styles.by_name("floods") is None
+    server.close()
+
+    server = Server(tmp_path / "data")
+    try:
+        assert not orphan.exists() and not preview.exists()
+        assert server.services.styles.get(kept["styleId"]) is not None
+        assert server.services.styles.sld_path("kept").is_file()
+    finally:
+        server.close()

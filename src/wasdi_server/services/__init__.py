@@ -153,6 +153,7 @@ class Services:
         self.intents.resume_pending()
         self.workspaces.remove_unrecorded_folders()
         self.apps.recover_folders()
+        self.styles.remove_unrecorded_files()
         self.launcher.start()
         self.metrics_recorder.start()
 
