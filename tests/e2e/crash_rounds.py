@@ -146,7 +146,8 @@ def broken_invariants(data_dir: Path) -> list[str]:
 
 
 def folder_mismatches(data_dir: Path, docs: dict[str, dict[str, dict[str, Any]]]) -> list[str]:
-    """Every workspace and app folder and style file has its record and every record its folder or file."""
+    """Every workspace and app folder, style and graph file has its record and every record its folder or
+    file."""
     settings = load_settings(data_dir=data_dir, environ={})
     files = settings.files_root
     owners = [p for p in files.iterdir() if p.is_dir()] if files.is_dir() else []
@@ -163,6 +164,10 @@ def folder_mismatches(data_dir: Path, docs: dict[str, dict[str, dict[str, Any]]]
     style_files = {p.stem for p in settings.styles_root.glob("*.sld")} if settings.styles_root.is_dir() else set()
     broken += [f"style file {name}.sld has no record" for name in sorted(style_files - style_records)]
     broken += [f"style {name} has no SLD file" for name in sorted(style_records - style_files)]
+    graphs = {p.stem for p in settings.workflows_root.glob("*.xml")} if settings.workflows_root.is_dir() else set()
+    workflows = {str(w["workflowId"]) for w in docs.get("workflows", {}).values()}
+    broken += [f"graph file {name}.xml has no workflow" for name in sorted(graphs - workflows)]
+    broken += [f"workflow {name} has no graph file" for name in sorted(workflows - graphs)]
     return broken
 
 

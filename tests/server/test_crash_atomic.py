@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from tests.conftest import Person, Server
 from tests.server.app_fixtures import make_app
+from tests.server.snap import graph
 from tests.server.user_estate import SLD
 
 from wasdi_server.services import apps as apps_module
@@ -500,5 +501,27 @@ def test_the_start_removes_a_style_file_a_crash_left_without_its_style(
         assert not orphan.exists() and not preview.exists()
         assert server.services.styles.get(kept["styleId"]) is not None
         assert server.services.styles.sld_path("kept").is_file()
+    finally:
+        server.close()
+
+
+def test_the_start_removes_a_graph_file_a_crash_left_without_its_workflow(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    server = Server(tmp_path / "data")
+    alice = server.add_user("alice@example.org")
+    owner = server.services.users.active_user(alice.user_id)
+    workflows = server.services.workflows
+    kept = workflows.create(owner, "kept", "mine", False, workflows.stage(graph()))
+    with monkeypatch.context() as patch, pytest.raises(Crash):
+        patch.setattr(workflows.workflows, "insert", boom)
+        workflows.create(owner, "floods", "mine", False, workflows.stage(graph()))
+    left = [p.name for p in server.settings.workflows_root.glob("*.xml")]
+    assert len(left) == 2
+    server.close()
+
+    server = Server(tmp_path / "data")
+    try:
+        assert [p.name for p in server.settings.workflows_root.glob("*.xml")] == [f"{kept['workflowId']}.xml"]
+        assert server.services.workflows.workflows.get(kept["workflowId"]) is not None
     finally:
         server.close()

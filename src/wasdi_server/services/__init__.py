@@ -154,6 +154,7 @@ class Services:
         self.workspaces.remove_unrecorded_folders()
         self.apps.recover_folders()
         self.styles.remove_unrecorded_files()
+        self.workflows.remove_unrecorded_files()
         self.launcher.start()
         self.metrics_recorder.start()
 
