@@ -17,6 +17,7 @@ import pytest
 from tests.e2e import conftest as e2e
 from tests.e2e import crash_rounds as crash
 from tests.server.app_fixtures import app_record
+from tests.server.snap import graph
 from tests.server.user_estate import SLD
 
 from wasdi_server import load_settings
@@ -182,8 +183,8 @@ def test_style_deletes_killed_midway_never_strip_a_style_of_its_sharings(servers
 
 # -- users: the admin's deletion cascades over everything they own and every sharing they hold --------
 def populate_users(data_dir: Path, tag: str) -> list[str]:
-    """Users who each own two workspaces (with files) shared with bob, an organization, a subscription and an
-    app shared with bob, hold a sharing of carol's workspace, and have a session."""
+    """Users who each own two workspaces (with files) shared with bob, an organization, a subscription, an app
+    and a workflow shared with bob, hold a sharing of carol's workspace, and have a session."""
     with offline(data_dir) as services:
         carol = user(services, CAROL)
         carols = services.workspaces.create(carol, f"{tag} carol's")
@@ -207,6 +208,8 @@ def populate_users(data_dir: Path, tag: str) -> list[str]:
             trial = services.subscriptions.list_for(doomed)[0]["subscriptionId"]
             services.subscriptions.share(doomed, trial, BOB, "read")
             services.app_store.share(doomed, add_app(services, user_id, f"{tag}doomedapp{i}"), BOB, "read")
+            flow = services.workflows.create(doomed, f"{tag} flow {i}", "", False, services.workflows.stage(graph()))
+            services.workflows.share(doomed, flow["workflowId"], BOB, "read")
             services.workspaces.share(carol, carols["workspaceId"], user_id, "read")
             services.sessions.open(user_id)
             ids.append(user_id)
