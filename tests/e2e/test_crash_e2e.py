@@ -1,6 +1,7 @@
-"""Workspace deletion on a real server killed with SIGKILL under many concurrent /ws/delete calls: after
-every restart, every sharing names an existing workspace and user, every workspace folder has its record
-and every record its folder (no workspace half deleted, no orphan folder)."""
+"""Workspace deletion and creation on a real server killed with SIGKILL under many concurrent /ws/delete or
+/ws/create calls: after every restart the invariants of tests/e2e/crash_rounds.py hold (every sharing names an
+existing workspace and user, every workspace folder has its record and every record its folder: no workspace
+half deleted or half created), no workspace still there lost its sharings, and nothing answered 200 is undone."""
 
 from __future__ import annotations
 
