@@ -1,17 +1,16 @@
-"""Workspace deletion on a real server killed with SIGKILL under many concurrent /ws/delete calls: after
-every restart, every sharing names an existing workspace and user, every workspace folder has its record
-and every record its folder (no workspace half deleted, no orphan folder)."""
+"""Workspace deletion and creation on a real server killed with SIGKILL under many concurrent /ws/delete or
+/ws/create calls: after every restart the invariants of tests/e2e/crash_rounds.py hold (every sharing names an
+existing workspace and user, every workspace folder has its record and every record its folder: no workspace
+half deleted or half created), no workspace still there lost its sharings, and nothing answered 200 is undone."""
 
 from __future__ import annotations
 
-import queue
-import threading
 from pathlib import Path
 
 import httpx
 import pytest
 from tests.e2e import conftest as e2e
-from tests.server.user_estate import stored_documents
+from tests.e2e import crash_rounds as crash
 
 from wasdi_server import load_settings
 from wasdi_server.services import build_services
@@ -21,7 +20,6 @@ pytestmark = pytest.mark.e2e
 ALICE, BOB = e2e.ALICE, e2e.BOB
 ROUNDS = 3
 WORKSPACES_PER_ROUND = 32
-CALLERS = 8
 
 
 def populate(data_dir: Path, tag: str) -> list[str]:
@@ -41,74 +39,43 @@ def populate(data_dir: Path, tag: str) -> list[str]:
         services.close()
 
 
-def broken_invariants(data_dir: Path) -> list[str]:
-    docs = stored_documents(data_dir)
-    # The engine's files key documents by their own ids: the store's keys are the documents' fields.
-    users = {u["userId"] for u in docs.get("users", {}).values()}
-    workspaces = {w["workspaceId"]: w for w in docs.get("workspaces", {}).values()}
-    sharings = list(docs.get("sharings", {}).values())
-    broken = [f"sharing {s['sharingId']} names a missing user" for s in sharings if s["userId"] not in users]
-    broken += [f"sharing {s['sharingId']} names a missing workspace" for s in sharings
-               if s["resourceType"] == "workspace" and s["resourceId"] not in workspaces]
-    broken += [f"process {p['processObjId']} names a missing workspace" for p in docs.get("processes", {}).values()
-               if p.get("workspaceId") not in workspaces]
-    files = data_dir / "files"
-    owners = list(files.iterdir()) if files.is_dir() else []
-    folders = {(owner.name, ws.name) for owner in owners for ws in owner.iterdir()}
-    records = {(w["userId"], w["workspaceId"]) for w in workspaces.values()}
-    broken += [f"folder {owner}/{ws} has no record" for owner, ws in sorted(folders - records)]
-    broken += [f"workspace {ws} of {owner} has no folder" for owner, ws in sorted(records - folders)]
-    broken += [f"intent {i['intentId']} left pending" for i in docs.get("intents", {}).values()]
-    return broken
-
-
-def delete_concurrently_then_kill(server: e2e.RunningServer, ids: list[str]) -> list[str]:
-    """``CALLERS`` callers delete ``ids`` over HTTP; the server is killed a third of the way in, while
-    the other callers' deletions are under way.  The ids whose deletion was answered 200."""
-    token = server.token(ALICE)
-    todo: queue.Queue[str] = queue.Queue()
-    for workspace_id in ids:
-        todo.put(workspace_id)
-    deleted: list[str] = []
-    enough = threading.Event()
-
-    def call() -> None:
-        with httpx.Client(base_url=server.base_url, headers={"x-session-token": token}, timeout=60) as client:
-            while True:
-                try:
-                    workspace_id = todo.get_nowait()
-                except queue.Empty:
-                    return
-                try:
-                    r = client.delete("/ws/delete", params={"workspace": workspace_id})
-                except httpx.TransportError:  # the server is killed under it
-                    return
-                assert r.status_code == 200, r.text
-                deleted.append(workspace_id)
-                if len(deleted) >= len(ids) // 3:
-                    enough.set()
-
-    callers = [threading.Thread(target=call) for _ in range(CALLERS)]
-    for caller in callers:
-        caller.start()
-    enough.wait(30)
-    server.kill()
-    for caller in callers:
-        caller.join(30)
-    return deleted
+def delete_workspace(client: httpx.Client, workspace_id: str) -> httpx.Response:
+    return client.delete("/ws/delete", params={"workspace": workspace_id})
 
 
 def test_workspace_deletes_killed_midway_leave_no_half_deleted_workspace(servers, data_dir: Path) -> None:
     interrupted = 0
     for round_number in range(ROUNDS):
         ids = populate(data_dir, f"r{round_number}")
-        deleted = delete_concurrently_then_kill(servers.start(data_dir, threads=CALLERS), ids)
-        if stored_documents(data_dir).get("intents"):
-            interrupted += 1
+        seen = crash.call_concurrently_then_kill(servers.start(data_dir, threads=crash.CALLERS), ALICE, ids,
+                                                 delete_workspace)
+        assert seen.refused == []
+        interrupted += crash.pending_intents(data_dir)
 
-        restarted = servers.start(data_dir)  # finishes the interrupted deletions before serving
-        assert restarted.stop() == 0
-        assert broken_invariants(data_dir) == []
-        remaining = {w["workspaceId"] for w in stored_documents(data_dir).get("workspaces", {}).values()}
-        assert not remaining & set(deleted), "a deletion answered 200 was undone"
+        stored = crash.restart_and_check(servers, data_dir)  # finishes the interrupted deletions before serving
+        remaining = {w["workspaceId"] for w in stored.get("workspaces", {}).values()}
+        assert not remaining & set(seen.answered), "a deletion answered 200 was undone"
+        assert crash.stripped_of_sharings(stored, "workspace", ids) == [], "a deletion left a workspace unshared"
     assert interrupted, "no kill came during a deletion: the restart had nothing to finish"
+
+
+CREATIONS_PER_ROUND = 60
+
+
+def create_workspace(client: httpx.Client, name: str) -> httpx.Response:
+    return client.get("/ws/create", params={"name": name})
+
+
+def test_workspace_creations_killed_midway_leave_no_record_without_folder(servers, data_dir: Path) -> None:
+    cut_off = 0
+    for round_number in range(ROUNDS):
+        names = [f"new-{round_number}-{i}" for i in range(CREATIONS_PER_ROUND)]
+        seen = crash.call_concurrently_then_kill(servers.start(data_dir, threads=crash.CALLERS), ALICE, names,
+                                                 create_workspace)
+        assert seen.refused == []
+        cut_off += seen.cut_off
+
+        stored = crash.restart_and_check(servers, data_dir)  # no folder without record, no record without folder
+        created = {w["name"] for w in stored.get("workspaces", {}).values()}
+        assert set(seen.answered) <= created, "a creation answered 200 was lost"
+    assert cut_off, "no kill came during a creation"

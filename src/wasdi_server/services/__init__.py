@@ -151,6 +151,10 @@ class Services:
     def start(self) -> None:
         """Finish the changes a crash interrupted, then start the background work (launcher, metrics)."""
         self.intents.resume_pending()
+        self.workspaces.remove_unrecorded_folders()
+        self.apps.recover_folders()
+        self.styles.remove_unrecorded_files()
+        self.workflows.remove_unrecorded_files()
         self.launcher.start()
         self.metrics_recorder.start()
 
@@ -187,7 +191,8 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
     subscriptions = SubscriptionService(c("subscriptions"), c("projects"), users, sharing, organizations, messages,
                                         atomic=store.atomic)
     images = ImageService(settings.images_root, c("processors"), c("organizations"), c("styles"), sharing)
-    styles = StyleService(c("styles"), sharing, images, settings.styles_root, settings.node_code)
+    styles = StyleService(c("styles"), sharing, images, settings.styles_root, settings.node_code,
+                          atomic=store.atomic)
     missions = MissionService(sharing, settings.missions_file)
     processes = ProcessService(c("process_workspaces"), messages, workspaces, users, settings.node_code)
     map_server = make_map_server(settings.map_server, settings.data_dir, settings.styles_root,
@@ -197,7 +202,7 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
                               map_server, settings)
     workspaces.delete_hooks.append(products.on_workspace_delete)
     app_records = AppRecords(c("processors"), sharing)
-    reviews = ReviewService(c("reviews"), c("review_comments"), app_records)
+    reviews = ReviewService(c("reviews"), c("review_comments"), app_records, atomic=store.atomic)
     app_store = AppStoreService(app_records, users, sharing, reviews, images, c("process_workspaces"),
                                 settings.app_categories_file)
     app_payments = AppPaymentService(c("app_payments"), c("credit_packages"), app_records, sharing, payments)

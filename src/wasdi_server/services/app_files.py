@@ -86,9 +86,14 @@ def unpack(archive: Path, target: Path, max_bytes: int) -> list[str]:
     return names
 
 
+STAGING_PREFIX = ".staging-"
+OLD_SUFFIX = ".old"
+
+
 def replace_folder(staged: Path, folder: Path) -> None:
-    """Put ``staged`` in place of ``folder`` (the old content removed)."""
-    old = folder.with_name(f".{folder.name}.old")
+    """Put ``staged`` in place of ``folder`` (the old content removed).  A crash between the two renames
+    leaves the old content as ``.<name>.old`` and no ``<name>``: ``finish_replacements`` puts it back."""
+    old = folder.with_name(f".{folder.name}{OLD_SUFFIX}")
     shutil.rmtree(old, ignore_errors=True)
     if folder.exists():
         os.replace(folder, old)
@@ -98,7 +103,29 @@ def replace_folder(staged: Path, folder: Path) -> None:
 
 def staging_folder(root: Path) -> Path:
     root.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(dir=root, prefix=".staging-"))
+    return Path(tempfile.mkdtemp(dir=root, prefix=STAGING_PREFIX))
+
+
+def finish_replacements(root: Path) -> list[str]:
+    """At start, what a crash during ``replace_folder`` or an upload left under ``root``: an old folder
+    whose replacement never came back in place (the replaced one is missing), is restored; one whose
+    replacement is there, and every staging folder, is removed.  The names of the folders restored."""
+    restored: list[str] = []
+    if not root.is_dir():
+        return restored
+    for path in sorted(root.iterdir()):
+        if path.is_symlink() or not path.is_dir():
+            continue
+        if path.name.startswith(STAGING_PREFIX):
+            shutil.rmtree(path, ignore_errors=True)
+        elif path.name.startswith(".") and path.name.endswith(OLD_SUFFIX) and len(path.name) > 1 + len(OLD_SUFFIX):
+            folder = root / path.name[1:-len(OLD_SUFFIX)]
+            if folder.exists():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                os.replace(path, folder)
+                restored.append(folder.name)
+    return restored
 
 
 def digest(path: Path) -> str:

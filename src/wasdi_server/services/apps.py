@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import re
 import shutil
 import threading
@@ -40,7 +41,16 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import BadRequest, Conflict, Forbidden, NoContent, NotFound, ServerFailure, Unauthorized
 from ..launcher.engines import AppLayout, Engine, engine_for
-from .app_files import PIP_TXT, ZipStream, digest, is_zip, replace_folder, staging_folder, unpack
+from .app_files import (
+    PIP_TXT,
+    ZipStream,
+    digest,
+    finish_replacements,
+    is_zip,
+    replace_folder,
+    staging_folder,
+    unpack,
+)
 from .app_records import (
     DEFAULT_MINUTE_TIMEOUT,
     PYTHON_TYPES,
@@ -58,6 +68,8 @@ if TYPE_CHECKING:
     from .processes import ProcessService
     from .products import ProductService
     from .workspaces import WorkspaceService
+
+log = logging.getLogger("wasdi_server.apps")
 
 RunGuard = Callable[[User, dict[str, Any], str], None]
 DeleteHook = Callable[[dict[str, Any]], None]
@@ -230,15 +242,24 @@ class AppService:
                           "minuteTimeout": self._minutes(timeout), "deploymentOngoing": True, "deployed": False,
                           "lastUpdate": stamp}
                 if existing is None:
-                    doc = self.records.processors.insert({
-                        "processorId": str(uuid.uuid4()), "userId": user.user_id, "uploadDate": stamp, "logo": "",
-                        "placeholderIndex": 1 + uuid.uuid4().int % 7, "showInStore": False, "friendlyName": "",
-                        "link": "", "email": "", "longDescription": "", "categories": [], "ondemandPrice": 0.0,
-                        "squareKilometerPrice": 0.0, "subscriptionPrice": 0.0, "areaParameterName": "",
-                        "uiJson": "", "environmentActions": [], "packageInfo": {}, **fields})
+                    # The folder first, the record last: a crash in between leaves a folder with no record,
+                    # which the next start removes (recover_folders), never an app without its files.
+                    folder = self.layout({"name": wanted, "type": kind}).folder
+                    replace_folder(staged, folder)
+                    try:
+                        doc = self.records.processors.insert({
+                            "processorId": str(uuid.uuid4()), "userId": user.user_id, "uploadDate": stamp,
+                            "logo": "", "placeholderIndex": 1 + uuid.uuid4().int % 7, "showInStore": False,
+                            "friendlyName": "", "link": "", "email": "", "longDescription": "", "categories": [],
+                            "ondemandPrice": 0.0, "squareKilometerPrice": 0.0, "subscriptionPrice": 0.0,
+                            "areaParameterName": "", "uiJson": "", "environmentActions": [], "packageInfo": {},
+                            **fields})
+                    except BaseException:
+                        shutil.rmtree(folder, ignore_errors=True)
+                        raise
                 else:
                     doc = self.records.processors.update(existing["processorId"], fields) or existing
-                replace_folder(staged, self.layout(doc).folder)
+                    replace_folder(staged, self.layout(doc).folder)
         finally:
             shutil.rmtree(staged, ignore_errors=True)
         return self.queue(user, doc, DEPLOY, operation_ws)
@@ -320,6 +341,19 @@ class AppService:
     def clear_build_flag(self, user: User, processor_id: str | None) -> None:
         doc = self.writable(user, processor_id)
         self.records.processors.update(doc["processorId"], {"deploymentOngoing": False})
+
+    def recover_folders(self) -> None:
+        """At start, after the intents are finished and before serving: an app folder a crash left half
+        replaced gets its old files back, staging folders go, and a folder with no app record (the crash came
+        between a new upload's folder and its record) goes."""
+        root = self.settings.apps_root
+        for name in finish_replacements(root):
+            log.info("restored the files of app %s, whose replacement a crash interrupted", name)
+        folders = [p for p in root.iterdir() if p.is_dir() and not p.is_symlink()] if root.is_dir() else []
+        for folder in folders:
+            if not folder.name.startswith(".") and self.records.processors.find_one(name=folder.name) is None:
+                shutil.rmtree(folder, ignore_errors=True)
+                log.info("removed the folder of an app whose upload a crash interrupted: %s", folder)
 
     # -- delete ----------------------------------------------------------------------------------------
     def delete(self, user: User, processor_id: str | None) -> None:

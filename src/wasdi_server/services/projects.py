@@ -147,11 +147,12 @@ class ProjectService:
         if activate and self.subscriptions.rights(target, subscription) is None:
             raise Forbidden("The target user cannot access the subscription.")
         sid = str(subscription["subscriptionId"])
-        with self.projects.transaction():
+        # The project and the user's choice of it commit as one (a crash leaves both or neither).
+        with self.subscriptions.atomic(), self.projects.transaction():
             doc = self.projects.insert({"projectId": str(uuid.uuid4()), "subscriptionId": sid,
                                         "name": unique_name(name, self.names_in(sid)), "description": description})
-        if activate:
-            self.users.set_active_project(target.user_id, doc["projectId"], sid)
+            if activate:
+                self.users.set_active_project(target.user_id, doc["projectId"], sid)
         return str(doc["projectId"])
 
     def update(self, caller: User, data: Mapping[str, Any]) -> str:
@@ -175,7 +176,9 @@ class ProjectService:
         target = self._target(caller, data.get("targetUser")) if data.get("targetUser") else caller
         if active is True and self.subscriptions.rights(target, subscription) is None:
             raise Forbidden("The target user cannot access the subscription.")
-        with self.projects.transaction():
+        # A move and the users' choices that follow it commit as one (no user left with the project in one
+        # subscription and the other as active after a crash).
+        with self.subscriptions.atomic(), self.projects.transaction():
             raw_name = data.get("name")
             if raw_name is not None:
                 name = check_display_name(raw_name, "project")
@@ -185,12 +188,12 @@ class ProjectService:
                 changes["name"] = unique_name(doc.get("name") or "", self.names_in(target_sid, exclude_id=pid))
             if changes:
                 self.projects.update(pid, changes)
-        if active is True:
-            self.users.set_active_project(target.user_id, pid, target_sid)
-        elif active is False and self.active_project_id(target.user_id) == pid:
-            self.users.set_active_project(target.user_id, None, None)
-        elif "subscriptionId" in changes:
-            self.users.users.update_where({"activeSubscriptionId": target_sid}, activeProjectId=pid)
+            if active is True:
+                self.users.set_active_project(target.user_id, pid, target_sid)
+            elif active is False and self.active_project_id(target.user_id) == pid:
+                self.users.set_active_project(target.user_id, None, None)
+            elif "subscriptionId" in changes:
+                self.users.users.update_where({"activeSubscriptionId": target_sid}, activeProjectId=pid)
         return pid
 
     def set_active(self, caller: User, project_id: str | None, target_user: str | None) -> str:
@@ -211,6 +214,9 @@ class ProjectService:
         """Delete a project (write access to its subscription); the id."""
         doc, _ = self.writable(caller, project_id)
         pid = str(doc["projectId"])
-        self.projects.delete(pid)
-        self.users.users.update_where({"activeProjectId": None, "activeSubscriptionId": None}, activeProjectId=pid)
+        # One commit: a crash never leaves a user whose active project is gone.
+        with self.subscriptions.atomic():
+            self.projects.delete(pid)
+            self.users.users.update_where({"activeProjectId": None, "activeSubscriptionId": None},
+                                          activeProjectId=pid)
         return pid

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import math
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from typing import Any
 
 from ..errors import MSG_NO_ACCESS_RIGHTS, BadRequest, Forbidden, Unauthorized
@@ -71,8 +72,11 @@ def comment_view(doc: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class ReviewService:
-    def __init__(self, reviews: Collection, comments: Collection, apps: AppRecords) -> None:
+    def __init__(self, reviews: Collection, comments: Collection, apps: AppRecords, *,
+                 atomic: Callable[[], AbstractContextManager[None]]) -> None:
         self.reviews = reviews
+        self.atomic = atomic
+        """``Store.atomic``: a review and its comments go as one (a crash never leaves comments of no review)."""
         self.comments = comments
         self.apps = apps
 
@@ -138,9 +142,10 @@ class ReviewService:
             raise BadRequest("Invalid review.")
         if review.get("userId") != caller.user_id:
             raise Unauthorized("Only the author can delete a review.")
-        if not self.reviews.delete(review_id):
-            raise BadRequest("Invalid review.")
-        self.comments.delete_where(reviewId=review_id)
+        with self.atomic():
+            if not self.reviews.delete(review_id):
+                raise BadRequest("Invalid review.")
+            self.comments.delete_where(reviewId=review_id)
 
     def list_reviews(self, caller: User, processor_name: str, page: int, per_page: int) -> dict[str, Any]:
         app = self.apps.by_name(processor_name)

@@ -44,7 +44,8 @@ import uuid
 import xml.etree.ElementTree as StdElementTree
 import zipfile
 import zlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -181,8 +182,10 @@ class StyleService:
     """Styles on this node.  ``node_code == "wasdi"`` makes it the main node."""
 
     def __init__(self, styles: Collection, sharing: SharingService, images: ImageService, root: Path,
-                 node_code: str = MAIN_NODE) -> None:
+                 node_code: str = MAIN_NODE, *, atomic: Callable[[], AbstractContextManager[None]]) -> None:
         self.styles = styles
+        self.atomic = atomic
+        """``Store.atomic``: a deletion's sharings and record commit as one (a crash leaves both or neither)."""
         self.sharing = sharing
         self.images = images
         self.root = root
@@ -394,10 +397,31 @@ class StyleService:
 
     def _remove(self, doc: Mapping[str, Any]) -> None:
         name = str(doc["name"])
+        # The sharings and the record as one commit (never a style stripped of its sharings), the files after
+        # the record (a crash leaves at most files with no style, which the next start removes).
         with self._lock:
-            self.sharing.remove_all(self.resource(doc))
-            self.styles.delete(doc["styleId"])
+            with self.atomic():
+                self.sharing.remove_all(self.resource(doc))
+                self.styles.delete(doc["styleId"])
             self.sld_path(name).unlink(missing_ok=True)
+        self._remove_copies(name)
+
+    def remove_unrecorded_files(self) -> int:
+        """At start, before serving: a style file with no style record (a crash came between a deletion's record
+        and its file, or between a creation's file and its record) goes, with its preview and map-server copy.
+        The number removed."""
+        if not self.root.is_dir():
+            return 0
+        recorded = {str(d.get("name")) for d in self.styles.all()}
+        orphans = [p for p in self.root.glob("*.sld") if p.stem not in recorded and not p.is_symlink()]
+        for path in orphans:
+            path.unlink(missing_ok=True)
+            self._remove_copies(path.stem)
+            log.info("removed the file of a style whose creation or deletion a crash interrupted: %s", path.name)
+        return len(orphans)
+
+    def _remove_copies(self, name: str) -> None:
+        """The preview and the map server's copy of the style ``name``."""
         self.images.remove(self.preview_place(name))
         for publisher in self.publishers:
             try:

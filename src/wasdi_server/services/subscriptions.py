@@ -186,17 +186,18 @@ class SubscriptionService:
     def create_trial(self, user_id: str) -> dict[str, Any]:
         """The 90-day FREE trial of a newly validated user, with its project made active."""
         start = int(now_ms())
-        subscription = self.subscriptions.insert({
-            "subscriptionId": str(uuid.uuid4()), "name": TRIAL_NAME, "description": TRIAL_NAME,
-            "typeId": "Free", "typeName": SUBSCRIPTION_TYPES["Free"][0], "buyDate": start, "startDate": start,
-            "endDate": int(start + TRIAL_DAYS * DAY_MS), "durationDays": TRIAL_DAYS, "userId": user_id,
-            "organizationId": None, "buySuccess": True,
-        })
-        project = self.projects.insert({
-            "projectId": str(uuid.uuid4()), "subscriptionId": subscription["subscriptionId"], "name": TRIAL_NAME,
-            "description": TRIAL_NAME,
-        })
-        self.users.set_active_project(user_id, project["projectId"], subscription["subscriptionId"])
+        with self.atomic():  # the subscription, its project and the user's choice of it: all or none
+            subscription = self.subscriptions.insert({
+                "subscriptionId": str(uuid.uuid4()), "name": TRIAL_NAME, "description": TRIAL_NAME,
+                "typeId": "Free", "typeName": SUBSCRIPTION_TYPES["Free"][0], "buyDate": start, "startDate": start,
+                "endDate": int(start + TRIAL_DAYS * DAY_MS), "durationDays": TRIAL_DAYS, "userId": user_id,
+                "organizationId": None, "buySuccess": True,
+            })
+            project = self.projects.insert({
+                "projectId": str(uuid.uuid4()), "subscriptionId": subscription["subscriptionId"],
+                "name": TRIAL_NAME, "description": TRIAL_NAME,
+            })
+            self.users.set_active_project(user_id, project["projectId"], subscription["subscriptionId"])
         return subscription
 
     def is_valid(self, subscription: Mapping[str, Any], at_ms: float | None = None) -> bool:
@@ -457,20 +458,21 @@ class SubscriptionService:
         buy_date = parse_date(data.get("buyDate"), "buyDate") if admin else None
         if bought and buy_date is None:
             buy_date = int(now_ms())
-        with self.subscriptions.transaction():
+        # The subscription, its default project and the owner's choice of it commit as one (all or none).
+        with self.atomic(), self.subscriptions.transaction():
             doc = self.subscriptions.insert({
                 "subscriptionId": str(uuid.uuid4()), "name": unique_name(name, self.names_of(owner)),
                 "description": description, "typeId": type_id, "typeName": type_name(type_id), "buyDate": buy_date,
                 "startDate": start, "endDate": end, "durationDays": duration_days(start, end), "userId": owner,
                 "organizationId": organization_id, "buySuccess": bought,
             })
-        project = self.projects.insert({
-            "projectId": str(uuid.uuid4()), "subscriptionId": doc["subscriptionId"], "name": doc["name"],
-            "description": f"Project automatically created for the {doc['name']} subscription",
-        })
-        owner_doc = self.users.get(owner) or {}
-        if not owner_doc.get("activeProjectId"):
-            self.users.set_active_project(owner, project["projectId"], doc["subscriptionId"])
+            project = self.projects.insert({
+                "projectId": str(uuid.uuid4()), "subscriptionId": doc["subscriptionId"], "name": doc["name"],
+                "description": f"Project automatically created for the {doc['name']} subscription",
+            })
+            owner_doc = self.users.get(owner) or {}
+            if not owner_doc.get("activeProjectId"):
+                self.users.set_active_project(owner, project["projectId"], doc["subscriptionId"])
         return doc
 
     def update(self, caller: User, data: Mapping[str, Any]) -> str:
@@ -536,9 +538,11 @@ class SubscriptionService:
         if caller.user_id != doc["userId"] and not caller.is_admin:
             if sharing.sharing(resource, caller.user_id) is None:
                 raise Forbidden(NO_ACCESS)
-            sharing.sharings.delete(sharing.key(SUBSCRIPTION, sid, caller.user_id))
-            self.users.users.update_where({"activeProjectId": None, "activeSubscriptionId": None},
-                                          userId=caller.user_id, activeSubscriptionId=sid)
+            # One commit: a crash never leaves the user's active choice on a subscription they left.
+            with self.atomic():
+                sharing.sharings.delete(sharing.key(SUBSCRIPTION, sid, caller.user_id))
+                self.users.users.update_where({"activeProjectId": None, "activeSubscriptionId": None},
+                                              userId=caller.user_id, activeSubscriptionId=sid)
             return SHARING_REMOVED
         self._remove(doc)
         return DONE
@@ -546,14 +550,16 @@ class SubscriptionService:
     def _remove(self, doc: Mapping[str, Any]) -> None:
         """Sharings, projects, users' active choices that pointed at them, then the subscription."""
         sid = str(doc["subscriptionId"])
+        # Every atomic block takes the collections in one order (sharings, subscriptions, projects, users, as
+        # an organization's delete and a subscription's creation do), so two blocks never wait on each other.
         with self.atomic():
             self._sharing().remove_all(self.resource(doc))
+            self.subscriptions.delete(sid)
             project_ids = {p["projectId"] for p in self.projects.find(subscriptionId=sid)}
             self.projects.delete_where(subscriptionId=sid)
             self.users.users.update_where(
                 {"activeProjectId": None, "activeSubscriptionId": None},
                 lambda u: u.get("activeSubscriptionId") == sid or u.get("activeProjectId") in project_ids)
-            self.subscriptions.delete(sid)
 
     def delete_all_of_user(self, user_id: str) -> None:
         """Every subscription the user owns, with its projects and sharings."""
@@ -572,10 +578,11 @@ class SubscriptionService:
         """Remove a user's sharing: the owner cannot be removed; owner, writers and admins may remove
         anyone, a user may remove themself."""
         doc = self.load(subscription_id)
-        self._sharing().unshare(caller, self.resource(doc), user_id)
-        target = normalise_user_id(user_id)
-        self.users.users.update_where({"activeProjectId": None, "activeSubscriptionId": None},
-                                      userId=target, activeSubscriptionId=doc["subscriptionId"])
+        with self.atomic():  # the sharing and the user's choice that needed it go as one
+            self._sharing().unshare(caller, self.resource(doc), user_id)
+            target = normalise_user_id(user_id)
+            self.users.users.update_where({"activeProjectId": None, "activeSubscriptionId": None},
+                                          userId=target, activeSubscriptionId=doc["subscriptionId"])
 
     def sharings(self, caller: User, subscription_id: str | None) -> list[dict[str, Any]]:
         """SubscriptionSharingViewModel fields (read access needed)."""
@@ -638,20 +645,21 @@ class SubscriptionService:
                 doc["durationDays"] = duration_days(paid_at, doc["endDate"])
             return doc
 
-        try:
-            updated = self.subscriptions.modify(subscription_id, settle)
-        except Exception as e:
-            log.exception("recording the payment of subscription %s failed", subscription_id)
-            raise ServerFailure("the payment could not be recorded") from e
-        if updated is None:
-            raise ServerFailure("the subscription disappeared")
-        if not settled:
-            return updated
-        owner = self.users.get(updated["userId"]) or {}
-        if not owner.get("activeProjectId"):
-            first = self.projects.find_one(subscriptionId=subscription_id)
-            if first is not None:
-                self.users.set_active_project(updated["userId"], first["projectId"], subscription_id)
+        with self.atomic():  # the payment and the owner's first choice of the subscription: both or neither
+            try:
+                updated = self.subscriptions.modify(subscription_id, settle)
+            except Exception as e:
+                log.exception("recording the payment of subscription %s failed", subscription_id)
+                raise ServerFailure("the payment could not be recorded") from e
+            if updated is None:
+                raise ServerFailure("the subscription disappeared")
+            if not settled:
+                return updated
+            owner = self.users.get(updated["userId"]) or {}
+            if not owner.get("activeProjectId"):
+                first = self.projects.find_one(subscriptionId=subscription_id)
+                if first is not None:
+                    self.users.set_active_project(updated["userId"], first["projectId"], subscription_id)
         if workspace_id and self.messages is not None:
             self.messages.send(PAYMENT_MESSAGE_CODE, payment_detail(session, paid_at), workspace_id)
         return updated

@@ -27,6 +27,7 @@ lastUpdate, uploadDate}``; the graph is ``<workflows_root>/<workflowId>.xml`` (g
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import threading
@@ -43,6 +44,8 @@ from .intents import IntentLog
 from .paths import OpenedFile, inside, open_for_download, read_with_etag, safe_id, stage_bytes
 from .sharing import WRITE, Resource, ShareOutcome, SharingService
 from .snap_graphs import MAX_GRAPH_BYTES, check_template_params, graph_nodes, output_extension, parse_graph_bytes
+
+log = logging.getLogger("wasdi_server.workflows")
 
 if TYPE_CHECKING:
     from .products import ProductService
@@ -300,6 +303,18 @@ class WorkflowService:
             self.workflows.delete(doc["workflowId"])
             # The graph after the record: a crash between leaves the intent, which removes it.
             self.graph_path(doc["workflowId"]).unlink(missing_ok=True)
+
+    def remove_unrecorded_files(self) -> int:
+        """At start, before serving: a graph file with no workflow record (a crash came between a creation's
+        file and its record) goes.  The number removed."""
+        if not self.root.is_dir():
+            return 0
+        recorded = {str(d["workflowId"]) for d in self.workflows.all()}
+        orphans = [p for p in self.root.glob("*.xml") if p.stem not in recorded and not p.is_symlink()]
+        for path in orphans:
+            path.unlink(missing_ok=True)
+            log.info("removed the graph of a workflow whose creation a crash interrupted: %s", path.name)
+        return len(orphans)
 
     def delete_all_of_user(self, user_id: str) -> None:
         """Remove every workflow ``user_id`` owns (records, graph files, their sharings) and the

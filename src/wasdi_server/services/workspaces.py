@@ -98,14 +98,37 @@ class WorkspaceService:
         if node_code is None:
             raise BadRequest(f"unknown or inactive node {node!r}")
         stamp = now_ms()
-        with self.workspaces.transaction():
-            doc = self.workspaces.insert({
-                "workspaceId": str(uuid.uuid4()), "name": unique_name(wanted, self.names_of(user.user_id)),
-                "userId": user.user_id, "creationDate": stamp, "lastEditDate": stamp, "nodeCode": node_code,
-                "isPublic": False, "storageSize": 0,
-            })
-        self.folder(doc).mkdir(parents=True, exist_ok=True)
-        return doc
+        workspace_id = str(uuid.uuid4())
+        # The folder first, the record last: a crash in between leaves an empty folder with no record, which
+        # the next start removes (remove_unrecorded_folders), never a record without its folder.
+        folder = self.folder({"userId": user.user_id, "workspaceId": workspace_id})
+        folder.mkdir(parents=True, exist_ok=True)
+        try:
+            with self.workspaces.transaction():
+                return self.workspaces.insert({
+                    "workspaceId": workspace_id, "name": unique_name(wanted, self.names_of(user.user_id)),
+                    "userId": user.user_id, "creationDate": stamp, "lastEditDate": stamp, "nodeCode": node_code,
+                    "isPublic": False, "storageSize": 0,
+                })
+        except BaseException:
+            remove_tree(folder)
+            raise
+
+    def remove_unrecorded_folders(self) -> int:
+        """At start, before serving: finish what a crash during a creation left.  An empty workspace folder
+        with no record (the crash came between the folder and the record) goes; a folder with files stays
+        (``/ws/delete`` with ``deletefile=false`` keeps them on purpose).  The number removed."""
+        removed = 0
+        owners = [p for p in self.files_root.iterdir() if p.is_dir()] if self.files_root.is_dir() else []
+        for owner in owners:
+            recorded = {d["workspaceId"] for d in self.workspaces.find(userId=owner.name)}
+            for folder in owner.iterdir():
+                if folder.name in recorded or not folder.is_dir() or folder.is_symlink() or any(folder.iterdir()):
+                    continue
+                folder.rmdir()
+                removed += 1
+                log.info("removed the folder of a workspace whose creation a crash interrupted: %s", folder)
+        return removed
 
     def list_for(self, user: User) -> list[dict[str, Any]]:
         """WorkspaceListInfoViewModel fields of the workspaces the user owns or that are shared with them."""
