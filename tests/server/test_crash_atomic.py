@@ -384,26 +384,99 @@ def app_zip(tmp_path: Path) -> Path:
     return archive
 
 
-def test_a_crash_between_a_new_apps_folder_and_its_record_leaves_nothing(
+# Where an app's new files can be interrupted: (object to patch, attribute) relative to the services.
+APP_FILES_CRASH_POINTS = {
+    "before the change is recorded": lambda s: (s.intents, "record"),
+    "before the files are in place": lambda s: (apps_module, "replace_folder"),
+    "after the files, before the record": lambda s: (s.apps.records.processors, "insert"),
+    "after the record, before the build is queued": lambda s: (s.processes, "create"),
+}
+
+
+def upload(server: Server, owner: Any, tmp_path: Path, *, version: str = "1", force: bool = False) -> str:
+    return server.services.apps.upload(owner, app_zip(tmp_path), name="floodmapper", workspace_id=None,
+                                       version=version, description=None, app_type="python312", params_sample=None,
+                                       public=None, timeout=None, force=force)
+
+
+def app_state(server: Server) -> dict[str, Any]:
+    services = server.services
+    doc = services.apps.records.by_name("floodmapper")
+    builds = services.processes.processes.find(productName="floodmapper") if doc else []
+    return {"record": doc is not None, "version": doc.get("version") if doc else None,
+            "files": (server.settings.apps_root / "floodmapper" / "myProcessor.py").is_file(),
+            "builds": sorted(b["operationType"] for b in builds), "pending": services.intents.pending()}
+
+
+@pytest.mark.parametrize("point", list(APP_FILES_CRASH_POINTS))
+def test_a_crash_during_a_new_apps_upload_leaves_it_whole_or_absent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   point: str) -> None:
+    server = Server(tmp_path / "data")
+    alice = server.add_user("alice@example.org")
+    owner = server.services.users.active_user(alice.user_id)
+    with monkeypatch.context() as patch, pytest.raises(Crash):
+        patch.setattr(*APP_FILES_CRASH_POINTS[point](server.services), boom)
+        patch.setattr(apps_module.shutil, "rmtree", nothing)  # a crash cleans nothing up
+        upload(server, owner, tmp_path)
+    server.close()
+
+    server = Server(tmp_path / "data")  # the restart finishes a recorded change, and removes what an unrecorded left
+    try:
+        if point == "before the change is recorded":
+            assert app_state(server) == {"record": False, "version": None, "files": False, "builds": [],
+                                         "pending": []}
+        else:
+            assert app_state(server) == {"record": True, "version": "1", "files": True, "builds": ["DEPLOYPROCESSOR"],
+                                         "pending": []}
+        assert [p.name for p in server.settings.apps_root.iterdir() if p.name not in (".incoming", "floodmapper")] \
+            == []
+    finally:
+        server.close()
+
+
+@pytest.mark.parametrize("point", ["before the files are in place", "after the record, before the build is queued"])
+def test_a_crash_during_a_forced_reupload_never_leaves_new_files_under_the_old_record(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, point: str) -> None:
+    server = Server(tmp_path / "data")
+    alice = server.add_user("alice@example.org")
+    owner = server.services.users.active_user(alice.user_id)
+    upload(server, owner, tmp_path)
+    with monkeypatch.context() as patch, pytest.raises(Crash):
+        patch.setattr(*APP_FILES_CRASH_POINTS[point](server.services), boom)
+        patch.setattr(apps_module.shutil, "rmtree", nothing)
+        upload(server, owner, tmp_path, version="2", force=True)
+    server.close()
+
+    server = Server(tmp_path / "data")
+    try:
+        state = app_state(server)
+        assert (state["version"], state["files"], state["builds"], state["pending"]) == \
+            ("2", True, ["DEPLOYPROCESSOR", "DEPLOYPROCESSOR"], [])
+    finally:
+        server.close()
+
+
+def test_a_crash_while_an_apps_files_are_updated_is_finished_at_the_start(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     server = Server(tmp_path / "data")
     alice = server.add_user("alice@example.org")
     owner = server.services.users.active_user(alice.user_id)
-    apps_root = server.settings.apps_root
+    upload(server, owner, tmp_path)
+    processor_id = server.services.apps.records.by_name("floodmapper")["processorId"]
+    pip = tmp_path / "pip.txt"
+    pip.write_text("six==1.16.0\n")
     with monkeypatch.context() as patch, pytest.raises(Crash):
-        patch.setattr(server.services.apps.records.processors, "insert", boom)
+        patch.setattr(server.services.processes, "create", boom)
         patch.setattr(apps_module.shutil, "rmtree", nothing)
-        server.services.apps.upload(owner, app_zip(tmp_path), name="floodmapper", workspace_id=None, version=None,
-                                    description=None, app_type="python312", params_sample=None, public=None,
-                                    timeout=None, force=None)
-    assert (apps_root / "floodmapper" / "myProcessor.py").is_file()
+        server.services.apps.update_files(owner, processor_id, None, pip, "pip.txt")
     server.close()
 
-    server = Server(tmp_path / "data")  # the restart removes the folder that has no record
+    server = Server(tmp_path / "data")
     try:
-        assert server.services.apps.records.by_name("floodmapper") is None
-        assert not (apps_root / "floodmapper").exists()
-        assert [p.name for p in apps_root.iterdir() if p.name != ".incoming"] == []
+        state = app_state(server)
+        assert (state["builds"], state["pending"]) == (["DEPLOYPROCESSOR", "REDEPLOYPROCESSOR"], [])
+        assert (server.settings.apps_root / "floodmapper" / "pip.txt").read_text() == "six==1.16.0\n"
+        assert (server.settings.apps_root / "floodmapper" / "myProcessor.py").is_file()
     finally:
         server.close()
 
@@ -523,5 +596,24 @@ def test_the_start_removes_a_graph_file_a_crash_left_without_its_workflow(
     try:
         assert [p.name for p in server.settings.workflows_root.glob("*.xml")] == [f"{kept['workflowId']}.xml"]
         assert server.services.workflows.workflows.get(kept["workflowId"]) is not None
+    finally:
+        server.close()
+
+
+def test_the_start_removes_half_received_uploads(tmp_path: Path) -> None:
+    server = Server(tmp_path / "data")
+    services = server.services
+    folders = [services.styles.staging, services.workflows.staging, services.images.staging,
+               server.settings.apps_root / ".incoming"]
+    server.close()
+    for folder in folders:
+        (folder / "nested").mkdir(parents=True, exist_ok=True)
+        (folder / "upload-123.part").write_bytes(b"half")
+        (folder / "nested" / "chunk").write_bytes(b"half")
+
+    server = Server(tmp_path / "data")
+    try:
+        assert {str(folder): sorted(p.name for p in folder.iterdir()) for folder in folders} == \
+            {str(folder): [] for folder in folders}
     finally:
         server.close()

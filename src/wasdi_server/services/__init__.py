@@ -31,6 +31,7 @@ from .missions import MissionService
 from .nodes import NodeService
 from .organizations import OrganizationService
 from .param_templates import ParamTemplateService
+from .paths import empty_folder
 from .process_cleaning import ProcessCleaning
 from .process_logs import ProcessLogService
 from .process_stats import ProcessStatistics
@@ -155,6 +156,10 @@ class Services:
         self.apps.recover_folders()
         self.styles.remove_unrecorded_files()
         self.workflows.remove_unrecorded_files()
+        # What requests were receiving when the server stopped: no record names these half-received files.
+        for staging in (self.styles.staging, self.workflows.staging, self.images.staging,
+                        self.settings.apps_root / ".incoming"):
+            empty_folder(staging)
         self.launcher.start()
         self.metrics_recorder.start()
 

@@ -112,6 +112,8 @@ def decode_parameters(raw: str | None) -> tuple[dict[str, Any], str]:
 
 
 DELETE_APP = "delete_app"
+CHANGE_APP_FILES = "change_app_files"
+"""An app's new files put in place, its record written and its build queued, as one durable change."""
 """The intent kind of an app deletion (subject: the processor id)."""
 
 
@@ -139,6 +141,7 @@ class AppService:
         """Delete apps as durable intents, so that a crash mid-way is finished at the next start."""
         self.intents = intents
         intents.register(DELETE_APP, self._carry_out_delete)
+        intents.register(CHANGE_APP_FILES, self._carry_out_files_change)
 
     # -- where an app lives ----------------------------------------------------------------------------
     def layout(self, doc: dict[str, Any]) -> AppLayout:
@@ -242,27 +245,59 @@ class AppService:
                           "minuteTimeout": self._minutes(timeout), "deploymentOngoing": True, "deployed": False,
                           "lastUpdate": stamp}
                 if existing is None:
-                    # The folder first, the record last: a crash in between leaves a folder with no record,
-                    # which the next start removes (recover_folders), never an app without its files.
-                    folder = self.layout({"name": wanted, "type": kind}).folder
-                    replace_folder(staged, folder)
-                    try:
-                        doc = self.records.processors.insert({
-                            "processorId": str(uuid.uuid4()), "userId": user.user_id, "uploadDate": stamp,
-                            "logo": "", "placeholderIndex": 1 + uuid.uuid4().int % 7, "showInStore": False,
-                            "friendlyName": "", "link": "", "email": "", "longDescription": "", "categories": [],
-                            "ondemandPrice": 0.0, "squareKilometerPrice": 0.0, "subscriptionPrice": 0.0,
-                            "areaParameterName": "", "uiJson": "", "environmentActions": [], "packageInfo": {},
-                            **fields})
-                    except BaseException:
-                        shutil.rmtree(folder, ignore_errors=True)
-                        raise
-                else:
-                    doc = self.records.processors.update(existing["processorId"], fields) or existing
-                    replace_folder(staged, self.layout(doc).folder)
+                    new_app: dict[str, Any] = {
+                        "processorId": str(uuid.uuid4()), "userId": user.user_id, "uploadDate": stamp,
+                        "logo": "", "placeholderIndex": 1 + uuid.uuid4().int % 7, "showInStore": False,
+                        "friendlyName": "", "link": "", "email": "", "longDescription": "", "categories": [],
+                        "ondemandPrice": 0.0, "squareKilometerPrice": 0.0, "subscriptionPrice": 0.0,
+                        "areaParameterName": "", "uiJson": "", "environmentActions": [], "packageInfo": {},
+                        **fields}
+                    return self._change_files(user, new_app, staged, DEPLOY, operation_ws, new=True)
+                return self._change_files(user, {**existing, **fields}, staged, DEPLOY, operation_ws,
+                                          changes=fields)
         finally:
+            self._discard_unless_pending(staged)
+
+    def _change_files(self, user: User, doc: dict[str, Any], staged: Path, operation: str, workspace_id: str, *,
+                      new: bool = False, changes: dict[str, Any] | None = None) -> str:
+        """Put ``staged`` in place of the app's files, write its record (``doc`` when ``new``, else
+        ``changes``) and queue ``operation``, as one durable change: whatever instant a crash comes, the
+        next start finishes it, so files, record and build never disagree.  The queued process's id."""
+        details = {"staged": staged.name, "name": doc["name"], "type": doc.get("type") or "",
+                   "app": doc if new else None, "changes": changes or {}, "operation": operation,
+                   "workspaceId": workspace_id, "userId": user.user_id, "processId": str(uuid.uuid4())}
+        subject = f"{doc['processorId']}|{details['processId']}"
+        if self.intents is None:
+            self._carry_out_files_change(subject, details)
+        else:
+            # The caller holds self._lock, which an app deletion's intent takes: not the intents' own lock.
+            self.intents.run(CHANGE_APP_FILES, subject, details, one_at_a_time=False)
+        return str(details["processId"])
+
+    def _discard_unless_pending(self, staged: Path) -> None:
+        # Files a recorded change has not yet put in place are its own: the next start finishes it with them.
+        pending = self.intents.pending() if self.intents is not None else []
+        if not any(i.get("kind") == CHANGE_APP_FILES and (i.get("details") or {}).get("staged") == staged.name
+                   for i in pending):
             shutil.rmtree(staged, ignore_errors=True)
-        return self.queue(user, doc, DEPLOY, operation_ws)
+
+    def _carry_out_files_change(self, subject: str, details: Mapping[str, Any]) -> None:
+        # Each step sees whether it already happened, so a change a crash interrupted finishes from any point.
+        processor_id = subject.split("|", 1)[0]
+        staged = self.settings.apps_root / str(details["staged"])
+        folder = self.layout({"name": details["name"], "type": details["type"]}).folder
+        if staged.is_dir():
+            replace_folder(staged, folder)
+        doc = self.records.processors.get(processor_id)
+        if doc is None and (details.get("app") is None or not folder.is_dir()):
+            return  # the app was deleted meanwhile, or its new files were lost: nothing to record
+        if doc is None:
+            doc = self.records.processors.insert(dict(details["app"]))
+        elif details.get("changes"):
+            doc = self.records.processors.update(processor_id, dict(details["changes"])) or doc
+        if self.processes.get(str(details["processId"])) is None:
+            self.queue(User(user_id=str(details["userId"])), doc, str(details["operation"]),
+                       str(details["workspaceId"]), process_id=str(details["processId"]))
 
     @staticmethod
     def _minutes(timeout: int | None) -> int:
@@ -282,13 +317,14 @@ class AppService:
         return staged
 
     def queue(self, user: User, doc: dict[str, Any], operation_type: str, workspace_id: str = "",
-              parameter: dict[str, Any] | None = None) -> str:
+              parameter: dict[str, Any] | None = None, process_id: str | None = None) -> str:
         """Queue an operation on the app; its process id."""
         if operation_type in (DEPLOY, REDEPLOY):
             self.records.processors.update(doc["processorId"], {"deploymentOngoing": True})
         record = self.processes.create(user, workspace_id, operation_type, str(doc["name"]),
                                        subtype=str(doc.get("type") or ""),
-                                       parameter={"processorId": doc["processorId"], **(parameter or {})})
+                                       parameter={"processorId": doc["processorId"], **(parameter or {})},
+                                       process_id=process_id)
         return str(record["processObjId"])
 
     # -- changes ---------------------------------------------------------------------------------------
@@ -318,17 +354,23 @@ class AppService:
         doc = self.writable(user, processor_id)
         operation_ws = self._operation_workspace(user, workspace_id)
         folder = self.layout(doc).folder
-        before = digest(folder / PIP_TXT)
         with self._lock:
-            if file_name.lower().endswith(".zip") and is_zip(received):
-                unpack(received, folder, self.settings.apps_max_zip_bytes)
-            else:
-                target = inside(folder, safe_name(file_name, "file name"))
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(received, target)
-            self.records.processors.update(doc["processorId"], {"lastUpdate": now_ms()})
-        changed = digest(folder / PIP_TXT) != before
-        return self.queue(user, doc, REDEPLOY if changed else LIBRARY_UPDATE, operation_ws)
+            # The change is made on a copy, which then takes the folder's place: never half-applied files.
+            staged = staging_folder(self.settings.apps_root)
+            try:
+                if folder.is_dir():
+                    shutil.copytree(folder, staged, symlinks=True, dirs_exist_ok=True)
+                if file_name.lower().endswith(".zip") and is_zip(received):
+                    unpack(received, staged, self.settings.apps_max_zip_bytes)
+                else:
+                    target = inside(staged, safe_name(file_name, "file name"))
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(received, target)
+                changed = digest(staged / PIP_TXT) != digest(folder / PIP_TXT)
+                return self._change_files(user, doc, staged, REDEPLOY if changed else LIBRARY_UPDATE, operation_ws,
+                                          changes={"lastUpdate": now_ms()})
+            finally:
+                self._discard_unless_pending(staged)
 
     def redeploy(self, user: User, processor_id: str | None, workspace_id: str | None) -> str:
         doc = self.writable(user, processor_id)

@@ -15,6 +15,7 @@ A kind of intent is registered once with the function that carries it out::
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 from collections.abc import Callable, Mapping
@@ -66,17 +67,22 @@ class IntentLog:
             return self.intents.insert({"intentId": self.key(kind, subject), "kind": kind, "subject": subject,
                                         "details": dict(details or {}), "createdAt": now_ms(), "attempts": 0})
 
-    def run(self, kind: str, subject: str, details: Mapping[str, Any] | None = None) -> None:
+    def run(self, kind: str, subject: str, details: Mapping[str, Any] | None = None, *,
+            one_at_a_time: bool = True) -> None:
         """Record the intent, carry it out, and remove it.  If a step fails the intent stays recorded
-        (and is finished at the next start, or by the next ``run`` of the same change)."""
-        self.finish(self.record(kind, subject, details))
+        (and is finished at the next start, or by the next ``run`` of the same change).
 
-    def finish(self, intent: Mapping[str, Any]) -> None:
+        ``one_at_a_time=False`` is for changes whose subject is unique to the call (no other change can
+        interleave with it) and whose caller holds a lock of its own that another intent's steps take.
+        """
+        self.finish(self.record(kind, subject, details), one_at_a_time=one_at_a_time)
+
+    def finish(self, intent: Mapping[str, Any], *, one_at_a_time: bool = True) -> None:
         runner = self.runners.get(str(intent.get("kind")))
         if runner is None:
             raise ValueError(f"no runner for the intent kind {intent.get('kind')!r}")
         # One intent at a time: two deletions of the same user must not interleave their steps.
-        with self._lock:
+        with self._lock if one_at_a_time else contextlib.nullcontext():
             self.intents.update(str(intent["intentId"]), {"attempts": int(intent.get("attempts") or 0) + 1})
             runner(str(intent["subject"]), dict(intent.get("details") or {}))
             self.intents.delete(str(intent["intentId"]))

@@ -68,6 +68,17 @@ def remove_tree(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
+def empty_folder(folder: Path) -> None:
+    """Remove everything inside ``folder`` (which stays, if it exists)."""
+    if not folder.is_dir() or folder.is_symlink():
+        return
+    for entry in folder.iterdir():
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
+
+
 def human_size(size: int) -> str:
     """``0B``, ``512B``, ``12 KB``, ``3.4 GB`` (the text clients show for workspace storage)."""
     if size <= 0:

@@ -59,12 +59,12 @@ class ProcessService:
     # -- creation -------------------------------------------------------------------------------------
     def create(self, user: User, workspace_id: str, operation_type: str, product_name: str, *,
                subtype: str = "", parameter: dict[str, Any] | None = None, parent: str | None = None,
-               payload: str | None = None) -> dict[str, Any]:
-        """A new CREATED record; the launcher picks it up."""
+               payload: str | None = None, process_id: str | None = None) -> dict[str, Any]:
+        """A new CREATED record (with ``process_id``, when the caller chose it); the launcher picks it up."""
         stamp = now_ms()
         owner = self.users.get(user.user_id) or {}
         record = self.processes.insert({
-            "processObjId": str(uuid.uuid4()), "workspaceId": workspace_id, "userId": user.user_id,
+            "processObjId": process_id or str(uuid.uuid4()), "workspaceId": workspace_id, "userId": user.user_id,
             "productName": product_name, "operationType": operation_type, "operationSubType": subtype or "",
             "status": CREATED, "progressPerc": 0, "payload": payload, "pid": 0, "subPid": 0,
             "parentId": parent or None, "nodeCode": self.node_code,
