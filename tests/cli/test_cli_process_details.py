@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.conftest import ALICE, Cli, lines
+from tests.server.app_fixtures import app_record
 from wasdi_server.launcher import OPERATIONS, OperationContext
 
 
@@ -49,11 +50,14 @@ def held(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> tuple[str, threading.Even
 
 
 def test_stats_and_history_of_an_app(alice: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    alice.app.services.store.collection("processors").insert(app_record(ALICE, "hello"))  # stats need a readable app
     finished(alice, monkeypatch, op="RUNPROCESSOR", product="hello")
     stats = json.loads(alice("processes", "stats", "hello", "--json").stdout)
     assert (stats["applicationName"], stats["runs"], stats["done"], stats["users"]) == ("hello", 1, 1, [ALICE])
     table = alice("processes", "stats", "hello")
     assert table.exit_code == 0 and "mean run time" in table.stdout
+    unknown = alice("processes", "stats", "nope")
+    assert unknown.exit_code == 1 and "no app 'nope' that you may read" in unknown.stderr
     runs = json.loads(alice("processes", "history", "hello", "--json").stdout)
     assert [(r["processorName"], r["status"], r["workspaceName"]) for r in runs] == [("hello", "DONE", "w")]
     none = alice("processes", "history", "nope")

@@ -251,9 +251,15 @@ def stats(
     profile: ProfileOpt = None, base_url: BaseUrlOpt = None, json: JsonOpt = False,
 ) -> None:
     """Run statistics of an app: runs by final state, mean run time, distinct users."""
+    from wasdi_sdk import EmptyResultError
+
     out = Output(json_output=json)
     with connection.client(profile, base_url) as client:
-        found = client.processes.app_stats(app_name)
+        try:
+            found = client.processes.app_stats(app_name)
+        except EmptyResultError as e:
+            raise CliError(f"no app '{app_name}' that you may read ('wasdi apps list' shows yours, the public ones "
+                           "and those shared with you)") from e
     out.item(found, STATS_FIELDS, id_of=lambda s: s.application_name)
 
 
