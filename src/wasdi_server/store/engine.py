@@ -66,6 +66,7 @@ class EngineStore(ABC):
         self._queue_cv = threading.Condition(threading.Lock())
         self._queue: list[Commit] = []
         self._flushing = False
+        self._last_batch = 1
         self._blocks = threading.local()
         self._atomic_guard = threading.Lock()
         self._atomic_open = 0
@@ -152,9 +153,15 @@ class EngineStore(ABC):
                     self._queue_cv.wait()
                     continue
                 self._flushing = True
-                batch, self._queue = self._queue, []
                 self._queue_cv.release()
                 try:
+                    if len(self._queue) < self._last_batch:
+                        # The writers the last flush woke are likely about to queue their next commit: let them
+                        # (this releases the GIL), so that one fsync carries them all.
+                        os.sched_yield()
+                    with self._queue_cv:
+                        batch, self._queue = self._queue, []
+                        self._last_batch = len(batch)
                     self._flush(batch)
                 finally:
                     self._queue_cv.acquire()
