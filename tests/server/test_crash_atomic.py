@@ -6,6 +6,8 @@ from __future__ import annotations
 import threading
 import time
 import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,16 @@ class Crash(Exception):
 
 def boom(*args: Any, **kwargs: Any) -> Any:
     raise Crash
+
+
+@contextmanager
+def restarted(tmp_path: Path) -> Iterator[Server]:
+    """The services opened again on the same data dir, as the server's start after the crash opens them."""
+    server = Server(tmp_path / "data")
+    try:
+        yield server
+    finally:
+        server.close()
 
 
 def workspace_with_everything(server: Server, alice: Person, bob: Person) -> tuple[str, Path]:
@@ -68,16 +80,13 @@ def test_a_crash_during_workspace_delete_leaves_all_or_nothing(tmp_path: Path, m
         assert server.delete("/ws/delete", alice, workspace=ws).status_code == 500
     server.close()
 
-    server = Server(tmp_path / "data")  # the restart: pending intents are finished at start
-    try:
+    with restarted(tmp_path) as server:  # the restart: pending intents are finished at start
         left = traces(server, ws, folder)
         if point == "before the intent is recorded":
             assert left == {"record": True, "sharings": True, "processes": True, "folder": True}
         else:
             assert left == {"record": False, "sharings": False, "processes": False, "folder": False}
         assert server.services.intents.pending() == []
-    finally:
-        server.close()
 
 
 def test_an_uninterrupted_delete_leaves_no_intent(server: Server, alice: Person, bob: Person) -> None:
@@ -123,13 +132,10 @@ def test_a_crash_during_organization_delete_leaves_it_whole(tmp_path: Path, monk
         server.services.organizations.delete(owner, org)
     server.close()
 
-    server = Server(tmp_path / "data")
-    try:
+    with restarted(tmp_path) as server:
         assert organization_traces(server, org, trial) == {"record": True, "sharings": True, "attached": True}
         server.services.organizations.delete(server.services.users.active_user(alice.user_id), org)
         assert organization_traces(server, org, trial) == {"record": False, "sharings": False, "attached": False}
-    finally:
-        server.close()
 
 
 def subscription_traces(server: Server, subscription: str, user_id: str) -> dict[str, bool]:
@@ -160,14 +166,11 @@ def test_a_crash_during_subscription_delete_leaves_it_whole(tmp_path: Path, monk
         server.services.subscriptions.delete(owner, trial)
     server.close()
 
-    server = Server(tmp_path / "data")
-    try:
+    with restarted(tmp_path) as server:
         whole = {"record": True, "sharings": True, "projects": True, "active": True}
         assert subscription_traces(server, trial, alice.user_id) == whole
         server.services.subscriptions.delete(server.services.users.active_user(alice.user_id), trial)
         assert subscription_traces(server, trial, alice.user_id) == dict.fromkeys(whole, False)
-    finally:
-        server.close()
 
 
 # -- workspace creation: the folder first, the record last; the start removes an empty folder left alone --
@@ -189,12 +192,9 @@ def test_a_crash_between_the_folder_and_the_record_of_a_new_workspace_leaves_not
     assert len(left_by_the_crash) == 1 and not any(left_by_the_crash[0].iterdir())
     server.close()
 
-    server = Server(tmp_path / "data")  # the restart removes the folder that has no record
-    try:
+    with restarted(tmp_path) as server:  # the restart removes the folder that has no record
         assert server.services.workspaces.workspaces.find(userId=alice.user_id) == []
         assert list(files.iterdir()) == []
-    finally:
-        server.close()
 
 
 def test_a_failed_workspace_creation_removes_its_folder(server: Server, alice: Person,
@@ -219,13 +219,10 @@ def test_the_start_keeps_recorded_workspaces_and_folders_holding_files(tmp_path:
     assert server.delete("/ws/delete", alice, workspace=gone, deletefile="false").status_code == 200
     server.close()
 
-    server = Server(tmp_path / "data")
-    try:
+    with restarted(tmp_path) as server:
         assert server.services.workspaces.workspaces.get(kept) is not None
         assert kept_folder.is_dir()
         assert (gone_folder / "result.tif").read_bytes() == b"pixels"
-    finally:
-        server.close()
 
 
 # -- projects and a user's active choice: one commit --------------------------------------------------
@@ -247,12 +244,9 @@ def test_a_crash_during_project_delete_leaves_the_project_and_the_choice_of_it(
         server.services.projects.delete(owner, project)
     server.close()
 
-    server = Server(tmp_path / "data")
-    try:
+    with restarted(tmp_path) as server:
         assert server.services.projects.projects.get(project) is not None
         assert active_choice(server, alice.user_id) == (project, trial)
-    finally:
-        server.close()
 
 
 def test_a_crash_during_project_creation_leaves_neither_the_project_nor_the_choice(
@@ -267,12 +261,9 @@ def test_a_crash_during_project_creation_leaves_neither_the_project_nor_the_choi
         server.services.projects.create(owner, {"subscriptionId": trial, "name": "Floods", "activeProject": True})
     server.close()
 
-    server = Server(tmp_path / "data")
-    try:
+    with restarted(tmp_path) as server:
         assert not any(p["name"] == "Floods" for p in server.services.projects.projects.all())
         assert active_choice(server, alice.user_id) == before
-    finally:
-        server.close()
 
 
 @pytest.mark.parametrize("how", ["leave", "unshare"])
@@ -293,12 +284,9 @@ def test_a_crash_while_a_user_loses_a_subscription_keeps_their_sharing(
             server.services.subscriptions.unshare(owner, trial, bob.user_id)
     server.close()
 
-    server = Server(tmp_path / "data")
-    try:
+    with restarted(tmp_path) as server:
         assert server.services.sharing.sharings.find(resourceId=trial, userId=bob.user_id) != []
         assert active_choice(server, bob.user_id) == (project, trial)
-    finally:
-        server.close()
 
 
 # -- a style's sharings and record; a review and its comments: one commit each -------------------------
@@ -314,13 +302,10 @@ def test_a_crash_during_style_delete_never_strips_the_style_of_its_sharings(
         server.services.styles.delete(owner, style["styleId"])
     server.close()
 
-    server = Server(tmp_path / "data")
-    try:
+    with restarted(tmp_path) as server:
         assert server.services.styles.styles.get(style["styleId"]) is not None
         assert server.services.sharing.sharings.find(resourceId=style["styleId"]) != []
         assert server.services.styles.sld_path("floods").is_file()
-    finally:
-        server.close()
 
 
 def test_a_crash_during_review_delete_leaves_the_review_with_its_comments(
@@ -337,12 +322,9 @@ def test_a_crash_during_review_delete_leaves_the_review_with_its_comments(
         server.services.reviews.delete_review(reviewer, app["processorId"], review["reviewId"])
     server.close()
 
-    server = Server(tmp_path / "data")
-    try:
+    with restarted(tmp_path) as server:
         assert server.services.reviews.reviews.get(review["reviewId"]) is not None
         assert server.services.reviews.comments.find(reviewId=review["reviewId"]) != []
-    finally:
-        server.close()
 
 
 # -- a subscription, its default project and the owner's choice of it: one commit ------------------------
@@ -367,13 +349,10 @@ def test_a_crash_during_subscription_creation_leaves_nothing(tmp_path: Path, mon
             server.services.subscriptions.create(owner, {"typeId": "OneMonthStandard"})
     server.close()
 
-    server = Server(tmp_path / "data")
-    try:
+    with restarted(tmp_path) as server:
         assert server.services.subscriptions.subscriptions.find(userId=alice.user_id) == []
         assert server.services.subscriptions.projects.all() == []
         assert active_choice(server, alice.user_id) == (None, None)
-    finally:
-        server.close()
 
 
 # -- app uploads: the folder first, the record last; a half-replaced folder is restored at start -------
@@ -420,8 +399,7 @@ def test_a_crash_during_a_new_apps_upload_leaves_it_whole_or_absent(tmp_path: Pa
         upload(server, owner, tmp_path)
     server.close()
 
-    server = Server(tmp_path / "data")  # the restart finishes a recorded change, and removes what an unrecorded left
-    try:
+    with restarted(tmp_path) as server:  # the restart finishes a recorded change, and removes what an unrecorded left
         if point == "before the change is recorded":
             assert app_state(server) == {"record": False, "version": None, "files": False, "builds": [],
                                          "pending": []}
@@ -430,8 +408,6 @@ def test_a_crash_during_a_new_apps_upload_leaves_it_whole_or_absent(tmp_path: Pa
                                          "pending": []}
         assert [p.name for p in server.settings.apps_root.iterdir() if p.name not in (".incoming", "floodmapper")] \
             == []
-    finally:
-        server.close()
 
 
 @pytest.mark.parametrize("point", ["before the files are in place", "after the record, before the build is queued"])
@@ -447,13 +423,10 @@ def test_a_crash_during_a_forced_reupload_never_leaves_new_files_under_the_old_r
         upload(server, owner, tmp_path, version="2", force=True)
     server.close()
 
-    server = Server(tmp_path / "data")
-    try:
+    with restarted(tmp_path) as server:
         state = app_state(server)
         assert (state["version"], state["files"], state["builds"], state["pending"]) == \
             ("2", True, ["DEPLOYPROCESSOR", "DEPLOYPROCESSOR"], [])
-    finally:
-        server.close()
 
 
 def test_a_crash_while_an_apps_files_are_updated_is_finished_at_the_start(
@@ -471,14 +444,11 @@ def test_a_crash_while_an_apps_files_are_updated_is_finished_at_the_start(
         server.services.apps.update_files(owner, processor_id, None, pip, "pip.txt")
     server.close()
 
-    server = Server(tmp_path / "data")
-    try:
+    with restarted(tmp_path) as server:
         state = app_state(server)
         assert (state["builds"], state["pending"]) == (["DEPLOYPROCESSOR", "REDEPLOYPROCESSOR"], [])
         assert (server.settings.apps_root / "floodmapper" / "pip.txt").read_text() == "six==1.16.0\n"
         assert (server.settings.apps_root / "floodmapper" / "myProcessor.py").is_file()
-    finally:
-        server.close()
 
 
 def test_the_start_restores_an_app_folder_a_crash_left_half_replaced(tmp_path: Path) -> None:
@@ -497,13 +467,10 @@ def test_the_start_restores_an_app_folder_a_crash_left_half_replaced(tmp_path: P
     (apps_root / ".replaced.old").mkdir()
     (apps_root / ".staging-x1y2").mkdir()
 
-    server = Server(tmp_path / "data")
-    try:
+    with restarted(tmp_path) as server:
         assert (apps_root / "halfway" / "myProcessor.py").read_text() == "old"
         assert (apps_root / "replaced" / "myProcessor.py").read_text() == "new"
         assert sorted(p.name for p in apps_root.iterdir() if p.name != ".incoming") == ["halfway", "replaced"]
-    finally:
-        server.close()
 
 
 # -- the atomic blocks take collections in one order: concurrent ones never wait on each other ----------
@@ -569,13 +536,10 @@ def test_the_start_removes_a_style_file_a_crash_left_without_its_style(
     assert orphan.is_file() and styles.by_name("floods") is None
     server.close()
 
-    server = Server(tmp_path / "data")
-    try:
+    with restarted(tmp_path) as server:
         assert not orphan.exists() and not preview.exists()
         assert server.services.styles.get(kept["styleId"]) is not None
         assert server.services.styles.sld_path("kept").is_file()
-    finally:
-        server.close()
 
 
 def test_the_start_removes_a_graph_file_a_crash_left_without_its_workflow(
@@ -592,12 +556,9 @@ def test_the_start_removes_a_graph_file_a_crash_left_without_its_workflow(
     assert len(left) == 2
     server.close()
 
-    server = Server(tmp_path / "data")
-    try:
+    with restarted(tmp_path) as server:
         assert [p.name for p in server.settings.workflows_root.glob("*.xml")] == [f"{kept['workflowId']}.xml"]
         assert server.services.workflows.workflows.get(kept["workflowId"]) is not None
-    finally:
-        server.close()
 
 
 def test_the_start_removes_half_received_uploads(tmp_path: Path) -> None:
@@ -611,9 +572,6 @@ def test_the_start_removes_half_received_uploads(tmp_path: Path) -> None:
         (folder / "upload-123.part").write_bytes(b"half")
         (folder / "nested" / "chunk").write_bytes(b"half")
 
-    server = Server(tmp_path / "data")
-    try:
+    with restarted(tmp_path) as server:
         assert {str(folder): sorted(p.name for p in folder.iterdir()) for folder in folders} == \
             {str(folder): [] for folder in folders}
-    finally:
-        server.close()
