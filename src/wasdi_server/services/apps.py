@@ -112,9 +112,10 @@ def decode_parameters(raw: str | None) -> tuple[dict[str, Any], str]:
 
 
 DELETE_APP = "delete_app"
-CHANGE_APP_FILES = "change_app_files"
-"""An app's new files put in place, its record written and its build queued, as one durable change."""
 """The intent kind of an app deletion (subject: the processor id)."""
+CHANGE_APP_FILES = "change_app_files"
+"""The intent kind of an app's new files put in place, its record written and its build queued, as one
+durable change (subject: the processor id and the queued process's id)."""
 
 
 class AppService:
