@@ -12,6 +12,17 @@ T = TypeVar("T")
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 
 
+def listing_of(fetch: Callable[[], list[T]], noun: str) -> list[T]:
+    """``fetch()``'s list; a listing the server answered with nothing at all (how these endpoints say the
+    session is not valid) is an error saying so."""
+    from wasdi_sdk import EmptyResultError
+
+    try:
+        return fetch()
+    except EmptyResultError as e:
+        raise CliError(f"the server listed no {noun} (is the session still valid? try 'wasdi login')") from e
+
+
 def by_id_or_name(items: Sequence[T], value: str, *, id_of: Callable[[T], str | None],
                   name_of: Callable[[T], str | None], noun: str, casefold: bool = False,
                   describe: Callable[[T], str] | None = None, fetch: Callable[[str], object] | None = None,

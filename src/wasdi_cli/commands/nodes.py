@@ -6,6 +6,7 @@ import typer
 
 from .. import connection, output
 from ..errors import USAGE, CliError
+from ..lookup import listing_of
 from ..options import BaseUrlOpt, JsonOpt, ProfileOpt, QuietOpt, YesOpt
 from ..output import Output, cell, message
 from ..sharing import add_share_commands
@@ -61,14 +62,9 @@ def list_(
     quiet: QuietOpt = False,
 ) -> None:
     """Nodes you may run work on (admins: all of them)."""
-    from wasdi_sdk import EmptyResultError
-
     out = Output(json_output=json, quiet=quiet)
     with connection.client(profile, base_url) as client:
-        try:
-            nodes = client.nodes.list(all=all_)
-        except EmptyResultError as e:
-            raise CliError("the server listed no nodes (is the session still valid? try 'wasdi login')") from e
+        nodes = listing_of(lambda: client.nodes.list(all=all_), "nodes")
     out.items(nodes, LIST_COLUMNS, id_of=lambda n: n.node_code, empty="No nodes.")
 
 

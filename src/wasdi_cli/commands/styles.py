@@ -8,7 +8,7 @@ import typer
 
 from .. import connection, output
 from ..errors import USAGE, CliError
-from ..lookup import by_id_or_name, named
+from ..lookup import by_id_or_name, listing_of, named
 from ..options import BaseUrlOpt, DownloadOutOpt, JsonOpt, ProfileOpt, QuietOpt, YesOpt
 from ..output import Output, cell, message, progress, save_download
 from ..sharing import add_share_commands
@@ -63,14 +63,9 @@ def resolve_style(client: "WasdiClient", id_or_name: str) -> tuple[str, "StyleVi
 def list_(profile: ProfileOpt = None, base_url: BaseUrlOpt = None, json: JsonOpt = False,
           quiet: QuietOpt = False) -> None:
     """Styles you own, public ones, and those shared with you."""
-    from wasdi_sdk import EmptyResultError
-
     out = Output(json_output=json, quiet=quiet)
     with connection.client(profile, base_url) as client:
-        try:
-            styles = client.styles.list()
-        except EmptyResultError as e:
-            raise CliError("the server listed no styles (is the session still valid? try 'wasdi login')") from e
+        styles = listing_of(client.styles.list, "styles")
     out.items(styles, LIST_COLUMNS, id_of=lambda s: s.style_id, empty="No styles.")
 
 

@@ -9,7 +9,7 @@ import typer
 
 from .. import connection, output
 from ..errors import USAGE, CliError
-from ..lookup import by_id_or_name, named
+from ..lookup import by_id_or_name, listing_of, named
 from ..options import BaseUrlOpt, DownloadOutOpt, JsonOpt, ProfileOpt, QuietOpt, YesOpt
 from ..output import Output, cell, message, progress, save_download
 from ..sharing import add_share_commands
@@ -84,14 +84,9 @@ def _known(entry: "SnapWorkflowViewModel | None", value: str) -> "SnapWorkflowVi
 def list_(profile: ProfileOpt = None, base_url: BaseUrlOpt = None, json: JsonOpt = False,
           quiet: QuietOpt = False) -> None:
     """Workflows you own, public ones, and those shared with you."""
-    from wasdi_sdk import EmptyResultError
-
     out = Output(json_output=json, quiet=quiet)
     with connection.client(profile, base_url) as client:
-        try:
-            flows = client.workflows.list()
-        except EmptyResultError as e:
-            raise CliError("the server listed no workflows (is the session still valid? try 'wasdi login')") from e
+        flows = listing_of(client.workflows.list, "workflows")
     out.items(flows, LIST_COLUMNS, id_of=lambda w: w.workflow_id, empty="No workflows.")
 
 
