@@ -88,6 +88,8 @@ def cli(wasdi_app: WasdiApp, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
         if name.startswith("WASDI_") or name in ("XDG_CONFIG_HOME", "COLUMNS"):
             monkeypatch.delenv(name)
     runner = Cli(wasdi_app, tmp_path / "config")
+    # What the test itself reads (resolve(), profiles) comes from the same folder, never the user's own profiles.
+    monkeypatch.setenv("WASDI_CONFIG_DIR", str(runner.config_dir))
     monkeypatch.setattr(connection, "make_client", runner.make_client)
     yield runner
     runner.close()
