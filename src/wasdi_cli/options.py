@@ -36,3 +36,8 @@ DownloadOutOpt = Annotated[
                  help="Where to write it: a file, a folder, or - for stdout (default: the current folder, "
                       "under the file's own name)."),
 ]
+PublicOpt = Annotated[
+    bool | None,
+    typer.Option("--public/--private", help="Visible to every user, or not."),
+]
+"""``None`` when neither is given: an update leaves the visibility as it is, a creation makes it private."""

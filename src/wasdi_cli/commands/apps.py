@@ -15,7 +15,7 @@ import typer
 from .. import connection, output
 from ..errors import USAGE, CliError
 from ..lookup import by_id_or_name, named
-from ..options import BaseUrlOpt, DownloadOutOpt, JsonOpt, ProfileOpt, QuietOpt, YesOpt
+from ..options import BaseUrlOpt, DownloadOutOpt, JsonOpt, ProfileOpt, PublicOpt, QuietOpt, YesOpt
 from ..output import Output, message, progress, save_download
 from . import app_sharing, app_templates
 from .processes import logs as process_logs
@@ -31,7 +31,6 @@ app = typer.Typer(name="apps", help="Apps: scaffold, deploy, run, follow, list, 
 AppArg = Annotated[str, typer.Argument(metavar="ID_OR_NAME", help="App id, or its name.")]
 WorkspaceOpt = Annotated[str, typer.Option("--ws", metavar="ID_OR_NAME", help="Workspace id, or its exact name.")]
 DescriptionOpt = Annotated[str | None, typer.Option("--description", help="Description of the app.")]
-PublicOpt = Annotated[bool | None, typer.Option("--public/--private", help="Visible to every user, or not.")]
 TimeoutOpt = Annotated[int | None, typer.Option("--timeout", help="Minutes a run may take (0: no limit).")]
 IGNORE_FILE = ".wasdiignore"
 ALWAYS_IGNORED = (".git", ".git/*", "__pycache__", "*/__pycache__", "*.pyc", "*/*.pyc", ".venv", ".venv/*",
@@ -171,7 +170,7 @@ def deploy(
     app_type: Annotated[str | None, typer.Option("--type", help="App type (default: the server's Python "
                                                                 "type).")] = None,
     description: DescriptionOpt = None,
-    public: Annotated[bool, typer.Option("--public/--private", help="Visible to every user, or not.")] = False,
+    public: PublicOpt = None,
     timeout: TimeoutOpt = None,
     workspace: Annotated[str | None, typer.Option("--ws", metavar="ID_OR_NAME",
                                                   help="Workspace to list the deploy in.")] = None,

@@ -9,7 +9,7 @@ import typer
 from .. import connection, output
 from ..errors import USAGE, CliError
 from ..lookup import by_id_or_name, listing_of, named
-from ..options import BaseUrlOpt, DownloadOutOpt, JsonOpt, ProfileOpt, QuietOpt, YesOpt
+from ..options import BaseUrlOpt, DownloadOutOpt, JsonOpt, ProfileOpt, PublicOpt, QuietOpt, YesOpt
 from ..output import Output, cell, message, progress, save_download
 from ..sharing import add_share_commands
 
@@ -22,7 +22,6 @@ app = typer.Typer(name="styles", help="Map styles (SLD): list, show, upload, upd
 
 StyleArg = Annotated[str, typer.Argument(metavar="ID_OR_NAME", help="Style id, or its name.")]
 DescriptionOpt = Annotated[str | None, typer.Option("--description", help="Description of the style.")]
-PublicOpt = Annotated[bool | None, typer.Option("--public/--private", help="Visible to every user, or not.")]
 
 LIST_COLUMNS = (
     ("id", lambda s: s.style_id),
@@ -97,7 +96,7 @@ def upload(
     name: Annotated[str | None, typer.Option("--name", help="Unique style name (default: the file's name "
                                                            "without extension).")] = None,
     description: DescriptionOpt = None,
-    public: Annotated[bool, typer.Option("--public/--private", help="Visible to every user, or not.")] = False,
+    public: PublicOpt = None,
     profile: ProfileOpt = None,
     base_url: BaseUrlOpt = None,
 ) -> None:
@@ -105,7 +104,7 @@ def upload(
     style_name = name or file.stem
     with (connection.client(profile, base_url) as client,
           progress(f"Uploading {file.name}", file.stat().st_size) as advance):
-        result = client.styles.upload(file, name=style_name, description=description, public=public,
+        result = client.styles.upload(file, name=style_name, description=description, public=bool(public),
                                       on_progress=advance)
     if result.string_value:
         Output().value(result.string_value)

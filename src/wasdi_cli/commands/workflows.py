@@ -10,7 +10,7 @@ import typer
 from .. import connection, output
 from ..errors import USAGE, CliError
 from ..lookup import by_id_or_name, listing_of, named
-from ..options import BaseUrlOpt, DownloadOutOpt, JsonOpt, ProfileOpt, QuietOpt, YesOpt
+from ..options import BaseUrlOpt, DownloadOutOpt, JsonOpt, ProfileOpt, PublicOpt, QuietOpt, YesOpt
 from ..output import Output, cell, message, progress, save_download
 from ..sharing import add_share_commands
 from ..waiting import wait_for
@@ -117,7 +117,7 @@ def upload(
     name: Annotated[str | None, typer.Option("--name", help="Workflow name (default: the file's name without "
                                                            "extension).")] = None,
     description: DescriptionOpt = None,
-    public: Annotated[bool, typer.Option("--public/--private", help="Visible to every user, or not.")] = False,
+    public: PublicOpt = None,
     profile: ProfileOpt = None,
     base_url: BaseUrlOpt = None,
 ) -> None:
@@ -125,7 +125,8 @@ def upload(
     flow_name = name or file.stem
     with (connection.client(profile, base_url) as client,
           progress(f"Uploading {file.name}", file.stat().st_size) as advance):
-        client.workflows.upload(file, name=flow_name, description=description, public=public, on_progress=advance)
+        client.workflows.upload(file, name=flow_name, description=description, public=bool(public),
+                                on_progress=advance)
         created = client.workflows.get_by_name(flow_name)
     Output().value(str(created.workflow_id))
     message(f"Created workflow '{created.name}': reads {_nodes(created.input_node_names) or 'nothing'}, "
@@ -139,8 +140,7 @@ def update(
                                                                             "its XML from stdin.")] = None,
     name: Annotated[str | None, typer.Option("--name", help="New name.")] = None,
     description: DescriptionOpt = None,
-    public: Annotated[bool | None, typer.Option("--public/--private", help="Visible to every user, or not.")]
-    = None,
+    public: PublicOpt = None,
     profile: ProfileOpt = None,
     base_url: BaseUrlOpt = None,
 ) -> None:
