@@ -87,7 +87,7 @@ def test_operation_runs_to_done_with_progress_and_messages(server: Server, alice
     assert done["progressPerc"] == 100 and done["payload"] == "finished" and done["operationEndTimestamp"]
 
     def update_messages() -> list[str]:
-        return [m["payload"] for m in server.services.messages.for_workspace(ws)
+        return [m["payload"] for m in server.messages_of(ws)
                 if m["messageCode"] == "UPDATEPROCESSES"]
 
     # The DONE message is sent just after the DONE status is stored: a reader may see the status first.
@@ -110,7 +110,7 @@ def test_failures_become_error_with_a_ko_message(server: Server, alice: Person, 
     assert wait_status(server, queue(server, alice, ws, "FALSEOP"), {"ERROR"})["operationEndTimestamp"]
     unknown = wait_status(server, queue(server, alice, ws, "NOSUCHOP"), {"ERROR"})
     assert "no handler" in unknown["payload"]
-    ko = [m for m in server.services.messages.for_workspace(ws) if m["messageResult"] == "KO"]
+    ko = [m for m in server.messages_of(ws) if m["messageResult"] == "KO"]
     assert {m["messageCode"] for m in ko} == {"FAILOP", "FALSEOP", "NOSUCHOP"}
 
 
@@ -327,7 +327,7 @@ def test_update_status_payload_and_subpid(server: Server, alice: Person, bob: Pe
     pid = insert(server, alice, ws, "WAITING", 1.0, op="NEVEROP", nodeCode="elsewhere")
     r = server.get("/process/updatebyid", alice, procws=pid, status="RUNNING", perc="42", sendrabbit="1")
     assert r.json["status"] == "RUNNING" and r.json["progressPerc"] == 42
-    assert any(m["payload"] == f"{pid};RUNNING;42" for m in server.services.messages.for_workspace(ws))
+    assert any(m["payload"] == f"{pid};RUNNING;42" for m in server.messages_of(ws))
     r = server.get("/process/updatebyid", alice, procws=pid, status="done", perc="-1")
     assert r.json["status"] == "DONE" and r.json["progressPerc"] == 42 and r.json["operationEndDate"]
     assert server.get("/process/updatebyid", alice, procws=pid, status="SLEEPY").json == {}

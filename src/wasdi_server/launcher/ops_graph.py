@@ -17,7 +17,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from ..services.messages import OK
+from ..messages import OK
 from ..services.snap_graphs import render_run_graph
 from .operations import OperationContext, OperationFailed, OperationTimedOut, operation
 from .ops_products import reported

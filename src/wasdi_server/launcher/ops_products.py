@@ -30,7 +30,7 @@ from ..providers.mapserver import MapServerError
 from ..providers.outbound import OutboundPolicy, OutboundRefused, open_stream, redact
 from ..services import readers
 from ..services.identity import now_ms
-from ..services.messages import OK
+from ..messages import OK
 from ..services.products import CHUNK
 from .operations import OperationContext, OperationFailed, operation
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..launcher import Launcher
+from ..messages import Messages, build_messages
 from ..providers.mail import MaildirMailer, Mailer, SmtpMailer
 from ..providers.mapserver import make_map_server
 from ..providers.payments import PaymentProviders
@@ -25,7 +26,6 @@ from .images import ImageService
 from .intents import INTENTS, IntentLog
 from .login import LoginService
 from .maps import MapService
-from .messages import MessageLog
 from .metrics import MetricsRecorder, MetricsService
 from .missions import MissionService
 from .nodes import NodeService
@@ -63,7 +63,6 @@ COLLECTIONS: dict[str, str] = {
     "nodes": "nodeCode",
     "metrics": "node",
     "process_workspaces": "processObjId",
-    "messages": "messageId",
     "credit_packages": "creditPackageId",
     "checkout_sessions": "sessionId",
     "products": "productId",
@@ -115,7 +114,7 @@ class Services:
     credits: CreditService
     missions: MissionService
     uploads: UploadAccountService
-    messages: MessageLog
+    messages: Messages
     processes: ProcessService
     process_logs: ProcessLogService
     process_stats: ProcessStatistics
@@ -160,6 +159,7 @@ class Services:
         for staging in (self.styles.staging, self.workflows.staging, self.images.staging,
                         self.settings.apps_root / ".incoming"):
             empty_folder(staging)
+        self.messages.start()
         self.launcher.start()
         self.metrics_recorder.start()
 
@@ -167,6 +167,7 @@ class Services:
         """Stop the background work and release the store."""
         self.metrics_recorder.stop()
         self.launcher.stop()
+        self.messages.close()
         self.store.close()
 
 
@@ -174,6 +175,13 @@ def default_mailer(settings: Settings) -> Mailer:
     if settings.smtp.host:
         return SmtpMailer(settings.smtp)
     return MaildirMailer(settings.mail_dir, settings.mail_sender)
+
+
+def _retire_message_log(store: Store) -> None:
+    # Servers before the message brokers kept every message in a collection nobody read: emptied once.
+    old = store.declare("messages", "messageId")
+    if old.count():
+        old.delete_where()
 
 
 def build_services(settings: Settings, store: Store | None = None, mailer: Mailer | None = None) -> Services:
@@ -191,7 +199,8 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
     payments = PaymentProviders(settings.payments, c("checkout_sessions"))
     workspaces = WorkspaceService(c("workspaces"), c("process_workspaces"), sharing, nodes, settings.files_root,
                                   settings.cloud_provider, settings.sla_link)
-    messages = MessageLog(c("messages"))
+    messages = build_messages(settings)
+    _retire_message_log(store)
     organizations = OrganizationService(c("organizations"), c("subscriptions"), sharing, atomic=store.atomic)
     subscriptions = SubscriptionService(c("subscriptions"), c("projects"), users, sharing, organizations, messages,
                                         atomic=store.atomic)
