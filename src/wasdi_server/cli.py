@@ -108,6 +108,7 @@ def serve(settings: Settings, *, init_admin: bool = False) -> None:
     from .app import create_app
     from .management import catalogue
     from .management.channel import AdminChannel
+    from .messages import start_listener
     from .services import build_services
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -118,6 +119,7 @@ def serve(settings: Settings, *, init_admin: bool = False) -> None:
     catalogue.folder_of(settings).mkdir(parents=True, exist_ok=True)
     services = build_services(settings)
     channel = AdminChannel(services)
+    listener = None
     try:
         if init_admin and services.store.collection("users").count() == 0:
             from .management import accounts
@@ -130,14 +132,25 @@ def serve(settings: Settings, *, init_admin: bool = False) -> None:
         services.start()
         channel.start()
         application = create_app(settings, services)
+        # The broker first: a client told to listen there must find it.
+        listener = start_listener(services)
         url = settings.public_url or f"http://{settings.host}:{settings.port}"
         print(f"WASDI server on {url} (data in {settings.data_dir})", flush=True)
+        if listener is not None:
+            print(f"Messages: the built-in broker on ws://{settings.host}:{listener.port} (STOMP over WebSocket)",
+                  flush=True)
+        else:
+            from .messages.rabbitmq import describe_url
+
+            print(f"Messages: published to {describe_url(settings.broker_url)}", flush=True)
         # SIGTERM (docker stop, systemd) stops as cleanly as Ctrl-C: waitress returns and we close the store.
         signal.signal(signal.SIGTERM, _interrupt)
         serving.serve(application, host=settings.host, port=settings.port, threads=settings.threads,
                        ident="wasdi-server", clear_untrusted_proxy_headers=True, channel_timeout=300,
                        max_request_body_size=settings.max_upload_bytes)
     finally:
+        if listener is not None:
+            listener.stop()
         channel.stop()
         services.close()
 
@@ -189,10 +202,13 @@ def serve_command(
     web_client: Annotated[Path | None, typer.Option(
         "--web-client", metavar="DIR", help="Serve a built WASDI web client (wasdiClient2) from this folder at /, "
         "same origin as the API.")] = None,
+    broker_port: Annotated[int | None, typer.Option(
+        "--broker-port", min=1, max=65535, metavar="N",
+        help="Port of the built-in message broker (default: the API's port + 1).")] = None,
 ) -> None:
-    """Serve the API with waitress until interrupted (Ctrl-C)."""
+    """Serve the API with waitress, and the built-in message broker beside it, until interrupted (Ctrl-C)."""
     settings = _settings(config, data_dir=data_dir, host=host, port=port, threads=threads, public_url=public_url,
-                         web_client_dir=str(web_client.resolve()) if web_client else None)
+                         web_client_dir=str(web_client.resolve()) if web_client else None, broker_port=broker_port)
     serve(settings, init_admin=init_admin)
 
 

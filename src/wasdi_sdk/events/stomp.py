@@ -135,7 +135,7 @@ class FrameParser:
             raise FrameError(f"a frame larger than {self.max_frame_bytes} bytes")
         return out
 
-    def _next(self) -> Frame | None | object:
+    def _next(self) -> Frame | object | None:
         buffer = self._buffer
         # Between frames, an end of line (LF or CRLF) is a heart-beat.
         if buffer[:1] == b"\n":

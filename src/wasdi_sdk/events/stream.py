@@ -8,6 +8,7 @@ backoff (messages published meanwhile are not replayed: a broker keeps nothing f
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections import deque
 from collections.abc import Callable, Collection, Iterator
@@ -130,10 +131,9 @@ class EventStream:
     def _drop(self) -> None:
         socket, self._socket = self._socket, None
         if socket is not None:
-            try:
+            # Closing a broken connection may fail in many ways; it is gone either way.
+            with contextlib.suppress(Exception):
                 socket.close()
-            except Exception:  # closing a broken connection may fail in many ways; it is gone either way
-                pass
 
     def close(self) -> None:
         """Say goodbye to the broker and close the connection."""
@@ -141,10 +141,8 @@ class EventStream:
             return
         self._closed = True
         if self._socket is not None and self._protocol is not None:
-            try:
+            with contextlib.suppress(Exception):  # already gone
                 self._socket.send(self._protocol.disconnect())
-            except Exception:  # already gone
-                pass
         self._drop()
 
     def __enter__(self) -> Self:

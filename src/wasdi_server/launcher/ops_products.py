@@ -26,11 +26,11 @@ from typing import Any
 from wasdi_sdk.atomic_files import replace_durably
 
 from ..errors import DomainError
+from ..messages import OK
 from ..providers.mapserver import MapServerError
 from ..providers.outbound import OutboundPolicy, OutboundRefused, open_stream, redact
 from ..services import readers
 from ..services.identity import now_ms
-from ..messages import OK
 from ..services.products import CHUNK
 from .operations import OperationContext, OperationFailed, operation
 

@@ -177,7 +177,7 @@ class StompBroker:
 
         self._loop = asyncio.get_running_loop()
         self._stopping = asyncio.Event()
-        async with serve(self._connection, self.host, self.port, subprotocols=list(SUBPROTOCOLS),  # type: ignore[arg-type]
+        async with serve(self._connection, self.host, self.port, select_subprotocol=_select_subprotocol,
                          max_size=MAX_FRAME_BYTES, max_queue=16, ping_interval=20, ping_timeout=20,
                          close_timeout=2, compression=None, server_header=SERVER_NAME) as server:
             sockets = list(server.sockets)
@@ -411,6 +411,12 @@ class StompBroker:
         for subscription in list(session.subscriptions.values()):
             if not await loop.run_in_executor(None, self.gatekeeper.may_read, user, subscription.workspace_id):
                 raise Refused("access refused", f"you may no longer read workspace {subscription.workspace_id}")
+
+
+def _select_subprotocol(connection: Any, offered: Any) -> Any:
+    # A STOMP subprotocol when the client offers one; none when it offers none (WASDI's web client opens
+    # its WebSocket without any, and RabbitMQ accepts that too).
+    return next((p for p in offered if p in SUBPROTOCOLS), None)
 
 
 def _is_closed(error: BaseException) -> bool:

@@ -15,9 +15,9 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..errors import BadRequest, Forbidden
+from ..messages import Messages
 from ..store import Collection
 from .identity import User, UserService, now_ms
-from ..messages import Messages
 from .paths import human_size
 from .workspaces import WorkspaceService
 

@@ -63,11 +63,11 @@ from typing import TYPE_CHECKING, Any
 from wasdi_sdk.atomic_files import atomic_writer, replace_durably, write_atomic
 
 from ..errors import BadRequest, Forbidden, NotFound, ServerFailure, Unauthorized
+from ..messages import OK, Messages
 from ..providers.mapserver import MapServer, MapServerError, PublishedLayer, new_layer_id
 from ..store import Collection
 from . import readers
 from .identity import User, now_ms
-from ..messages import OK, Messages
 from .missions import MissionService
 from .paths import human_size, inside, safe_name
 from .processes import ACTIVE, ProcessService

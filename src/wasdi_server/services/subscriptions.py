@@ -39,11 +39,11 @@ from typing import Any
 
 from ..dates import parse_epoch_ms
 from ..errors import BadRequest, Forbidden, NotFound, ServerFailure
+from ..messages import Messages
 from ..providers.payments import PaymentProviders
 from ..providers.payments.base import CheckoutRequest, CheckoutSession
 from ..store import Collection
 from .identity import User, UserService, normalise_user_id, now_ms, valid_email
-from ..messages import Messages
 from .naming import unique_name
 from .organizations import (
     OrganizationService,
