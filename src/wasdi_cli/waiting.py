@@ -38,6 +38,6 @@ def wait_for(client: WasdiClient, process_id: str, description: str, timeout: fl
     try:
         with wait_bar(description) as advance:
             return client.wait_for_process(process_id, timeout=timeout, poll_interval=0.5, max_interval=5.0,
-                                           on_update=follow(advance))
+                                           on_update=follow(advance), listen=True)
     except (ProcessFailedError, ProcessTimeoutError) as e:
         raise CliError(f"{failed}: {e}") from e

@@ -60,6 +60,8 @@ def wait_for_process(client: WasdiClient, process_id: str, *, timeout: float | N
                 return process
             if listen and updates is None:
                 updates = ProcessUpdates(client, process.workspace_id).__enter__()
+                if updates.live:
+                    continue  # read once more: a change made before the subscription started is not missed
             if updates is not None and updates.live:
                 interval = max_interval
             if timeout is not None and time.monotonic() - started + interval > timeout:

@@ -52,7 +52,7 @@ def publish(
             if answer.message_code == "WAITFORRABBIT" and wait:
                 with wait_bar(f"Drawing {product} {band}") as advance:
                     client.wait_for_process(str(answer.payload), timeout=timeout, poll_interval=0.5,
-                                            max_interval=5.0, on_update=follow(advance))
+                                            max_interval=5.0, on_update=follow(advance), listen=True)
                 answer = client.file_buffer.publish_band(product, workspace_id, band, style=style_name)
         except EmptyResultError as e:
             raise CliError(f"no band '{band}' in product '{product}' of the workspace ('wasdi products show "

@@ -85,7 +85,7 @@ def clear_build_flag(call: Call) -> None:
 
 @handles("processors.delete")
 def delete_app(call: Call) -> None:
-    call.services.apps.delete(call.caller, call.params["processorId"])
+    call.services.apps.delete(call.caller, call.params["processorId"], call.params["workspace"])
 
 
 @handles("processors.node_delete")

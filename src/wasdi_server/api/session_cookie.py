@@ -42,7 +42,7 @@ def end(call: Call) -> None:
     secure = _secure(call.request, call.services.settings.public_url)
 
     def unset(resp: falcon.Response) -> None:
-        resp.unset_cookie(SESSION_COOKIE, path="/", secure=secure, http_only=True, same_site="Strict")
+        resp.set_cookie(SESSION_COOKIE, "", max_age=0, path="/", secure=secure, http_only=True, same_site="Strict")
 
     call.on_answer.append(unset)
 

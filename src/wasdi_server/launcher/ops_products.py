@@ -114,6 +114,8 @@ def ingest(ctx: OperationContext) -> bool:
 def read_metadata(ctx: OperationContext) -> bool:
     services = ctx.services
     workspace = services.workspaces.load(ctx.workspace_id)
+    services.messages.send("INFO", "Read Metadata Operation<br>Retrieving File Metadata<br>Try again later",
+                           ctx.workspace_id, result=OK)
     services.products.write_metadata(workspace, str(_parameter(ctx, "fileName")))
     return True
 

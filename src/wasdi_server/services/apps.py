@@ -18,7 +18,8 @@ rows; where both are silent the choice is here):
   (owner, ``write`` sharers, admins);
 - delete: a caller with a sharing loses only the sharing; the owner or an admin runs the ``delete_hooks``
   (payments, templates, media plug in there), removes the sharings, the record, the files, the
-  environment and the gallery; anyone else gets 401 (the contract lists no 403 for delete);
+  environment and the gallery, then says so (DELETEPROCESSOR) to the workspace given, when the caller may
+  read it; anyone else gets 401 (the contract lists no 403 for delete);
 - run: the workspace must be writable by the caller, the app readable and built; the storage quota is
   checked, then every ``run_guards`` callable (a priced app's payment check plugs in there); the JSON
   parameters are stored on the RUNPROCESSOR process record (what ``/process/paramsbyid`` returns); with
@@ -39,7 +40,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import BadRequest, Conflict, Forbidden, NoContent, NotFound, ServerFailure, Unauthorized
+from ..errors import BadRequest, Conflict, DomainError, Forbidden, NoContent, NotFound, ServerFailure, Unauthorized
 from ..launcher.engines import AppLayout, Engine, engine_for
 from .app_files import (
     PIP_TXT,
@@ -399,7 +400,7 @@ class AppService:
                 log.info("removed the folder of an app whose upload a crash interrupted: %s", folder)
 
     # -- delete ----------------------------------------------------------------------------------------
-    def delete(self, user: User, processor_id: str | None) -> None:
+    def delete(self, user: User, processor_id: str | None, workspace_id: str | None = None) -> None:
         if not self.is_main:
             raise BadRequest("delete apps on the main node; compute nodes use nodedelete")
         doc = self.records.get(processor_id)
@@ -418,6 +419,16 @@ class AppService:
         else:
             # The intent keeps the record: once it is gone, the only way to the app's folders.
             self.intents.run(DELETE_APP, doc["processorId"], {"app": doc})
+        if workspace_id and self._readable_workspace(user, workspace_id):
+            self.processes.messages.send("DELETEPROCESSOR", f"Delete App<br>{doc['name']} has been deleted",
+                                         workspace_id)
+
+    def _readable_workspace(self, user: User, workspace_id: str) -> bool:
+        try:
+            self.workspaces.readable(user, workspace_id)
+        except DomainError:
+            return False
+        return True
 
     def _carry_out_delete(self, processor_id: str, details: Mapping[str, Any]) -> None:
         # Every step finds what is left, so a deletion a crash interrupted is finished from any point.
