@@ -118,7 +118,7 @@ class StompBroker:
 
     def __init__(self, exchange: Exchange, gatekeeper: Gatekeeper, *, host: str = "127.0.0.1", port: int = 0,
                  exchange_name: str = "amq.topic", queue_limit: int = 1000,
-                 recheck_seconds: float = RECHECK_SECONDS) -> None:
+                 recheck_seconds: float = RECHECK_SECONDS, heartbeat: tuple[int, int] = OFFERED_HEARTBEAT) -> None:
         self.exchange = exchange
         self.gatekeeper = gatekeeper
         self.host = host
@@ -126,6 +126,8 @@ class StompBroker:
         self.exchange_name = exchange_name
         self.queue_limit = max(1, queue_limit)
         self.recheck_seconds = recheck_seconds
+        self.heartbeat = heartbeat
+        """What this end offers in CONNECTED's ``heart-beat``: (can send every, wants to receive every) ms."""
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._stopping: asyncio.Event | None = None
@@ -359,11 +361,11 @@ class StompBroker:
             raise Refused("access refused", "log in first: send a session token as passcode, or connect from "
                                             "a page of this server after logging in there")
         session.user, session.token = found
-        send, expect = heartbeat_periods(OFFERED_HEARTBEAT, parse_heartbeat(headers.get("heart-beat")))
+        send, expect = heartbeat_periods(self.heartbeat, parse_heartbeat(headers.get("heart-beat")))
         session.send_every, session.expect_every = send / 1000, expect / 1000
         session.outbox.put_nowait(encode(Frame.make("CONNECTED", {
             "version": version, "server": SERVER_NAME, "session": f"session-{next(self._ids)}",
-            "heart-beat": f"{OFFERED_HEARTBEAT[0]},{OFFERED_HEARTBEAT[1]}" if version != "1.0" else None})))
+            "heart-beat": f"{self.heartbeat[0]},{self.heartbeat[1]}" if version != "1.0" else None})))
         if version == "1.0":
             session.send_every = session.expect_every = 0.0
 
