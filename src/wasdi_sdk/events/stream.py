@@ -20,6 +20,7 @@ from ..models.events import BrokerAddress, WorkspaceMessage, parse_message
 from .protocol import BrokerError, ClientProtocol, Connected, Delivery, Event, Receipt
 
 CONNECT_TIMEOUT = 10.0
+FIRST_RETRY = 0.2
 MAX_BACKOFF = 10.0
 MAX_MESSAGE_BYTES = 4 << 20
 
@@ -31,8 +32,9 @@ class EventsUnavailableError(exc.APIConnectionError):
 def _default_opener(url: str, headers: dict[str, str], timeout: float) -> Any:
     from websockets.sync.client import connect
 
+    # Entered at once (websockets 17 made connect() a context manager); the stream closes the connection.
     return connect(url, additional_headers=headers or None, open_timeout=timeout, close_timeout=2,
-                   max_size=MAX_MESSAGE_BYTES, ping_interval=20, ping_timeout=20, compression=None)
+                   max_size=MAX_MESSAGE_BYTES, ping_interval=20, ping_timeout=20, compression=None).__enter__()
 
 
 class EventStream:
@@ -49,6 +51,9 @@ class EventStream:
         self.codes = frozenset(codes) if codes else None
         self.reconnect = reconnect
         self.reconnects = 0
+        """How many times the connection was lost and opened again."""
+        self._failures = 0
+        self._retry_at = 0.0
         self._session_token = session_token
         self._headers = dict(headers or {})
         self._opener = opener
@@ -182,19 +187,24 @@ class EventStream:
                 self._drop()
                 if not self.reconnect:
                     raise
+                self._retry_at = time.monotonic() + FIRST_RETRY
         return self._pending.popleft()
 
     def _reopen(self, remaining: float | None) -> None:
-        delay = min(MAX_BACKOFF, 0.5 * 2 ** min(self.reconnects, 5))
-        if remaining is not None and delay >= remaining:
-            time.sleep(max(0.0, remaining))
+        """One step of reconnecting: wait for the next attempt (never past ``remaining``), or make it."""
+        wait = self._retry_at - time.monotonic()
+        if wait > 0:
+            time.sleep(wait if remaining is None else min(wait, remaining))
             return
-        time.sleep(delay)
-        self.reconnects += 1
         try:
             self._open()
         except EventsUnavailableError:
             self._drop()
+            self._failures += 1
+            self._retry_at = time.monotonic() + min(MAX_BACKOFF, FIRST_RETRY * 2 ** min(self._failures, 6))
+            return
+        self._failures = 0
+        self.reconnects += 1
 
     def __iter__(self) -> Iterator[WorkspaceMessage]:
         """Messages until the stream's timeout (forever without one) or ``close()``."""
