@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 import stomp
-from tests.conftest import Server
 
+from tests.conftest import Server
 from wasdi_server.messages import start_listener
 from wasdi_server.messages.broker import StompBroker
 

@@ -73,7 +73,7 @@ def test_readers_hear_a_workspace_and_a_stranger_is_refused(live: LiveServer, al
     share(live, alice, ws, bob)
     owner, heard_owner = subscribed(live, alice.token, ws)
     reader, heard_reader = subscribed(live, bob.token, ws)
-    intruder, heard_intruder = subscribed(live, stranger.token, ws)
+    _intruder, heard_intruder = subscribed(live, stranger.token, ws)
     assert not heard_owner.errors and not heard_reader.errors
     (refusal,) = heard_intruder.errors
     assert refusal.headers["message"] == "access refused" and ws in refusal.body
@@ -199,19 +199,19 @@ def test_a_stomp_1_0_client_and_the_refusals(live: LiveServer, alice: Person) ->
         # Nobody listens now: the workspace costs the exchange nothing.
         assert live.broker.exchange.bound_keys() == 0
         socket.send(encode(Frame.make("SEND", {"destination": f"/topic/{ws}"}, b"{}"), version="1.0"))
-        error = [f for f in frames_of(socket, "ERROR", version="1.0") if f.command == "ERROR"][0]
+        error = next(f for f in frames_of(socket, "ERROR", version="1.0") if f.command == "ERROR")
         assert error.header("message") == "SEND is refused"
     with ws_connect(f"ws://127.0.0.1:{live.broker.port}/") as socket:
         socket.send(encode(Frame.make("CONNECT", {"accept-version": "1.2", "passcode": alice.token})))
         frames_of(socket, "CONNECTED", version="1.2")
         socket.send(encode(Frame.make("SUBSCRIBE", {"id": "1", "destination": "/exchange/amq.topic/#"})))
-        error = [f for f in frames_of(socket, "ERROR", version="1.2") if f.command == "ERROR"][0]
+        error = next(f for f in frames_of(socket, "ERROR", version="1.2") if f.command == "ERROR")
         assert error.header("message") == "unknown destination"
     with ws_connect(f"ws://127.0.0.1:{live.broker.port}/") as socket:
         socket.send(encode(Frame.make("CONNECT", {"accept-version": "1.2", "passcode": alice.token})))
         frames_of(socket, "CONNECTED", version="1.2")
         socket.send(encode(Frame.make("DISCONNECT", {"receipt": "bye"})))
-        receipt = [f for f in frames_of(socket, "RECEIPT", version="1.2") if f.command == "RECEIPT"][0]
+        receipt = next(f for f in frames_of(socket, "RECEIPT", version="1.2") if f.command == "RECEIPT")
         assert receipt.header("receipt-id") == "bye"
 
 
@@ -235,7 +235,7 @@ def test_heart_beats_both_ways(quick_broker: StompBroker, alice: Person) -> None
         assert socket.recv(timeout=1) == "\n"  # the broker's heart-beat
         # A client that promised heart-beats and goes silent is closed after twice the period.
         started = time.monotonic()
-        with pytest.raises(Exception, match="1000|closed|received"):
+        with pytest.raises(Exception, match=r"1000|closed|received"):
             while time.monotonic() - started < 3:
                 socket.recv(timeout=3)
         assert time.monotonic() - started < 2

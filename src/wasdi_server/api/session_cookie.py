@@ -11,6 +11,7 @@ header, so a page of another origin can make no change with it.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 import falcon
@@ -42,7 +43,9 @@ def end(call: Call) -> None:
     secure = _secure(call.request, call.services.settings.public_url)
 
     def unset(resp: falcon.Response) -> None:
-        resp.set_cookie(SESSION_COOKIE, "", max_age=0, path="/", secure=secure, http_only=True, same_site="Strict")
+        # An expiry in the past (falcon leaves out a Max-Age of 0).
+        resp.set_cookie(SESSION_COOKIE, "", expires=datetime(1970, 1, 1, tzinfo=UTC), path="/", secure=secure,
+                        http_only=True, same_site="Strict")
 
     call.on_answer.append(unset)
 
