@@ -6,12 +6,14 @@ the broker is checked against somebody else's reading of the protocol, not again
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
 import subprocess
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -85,8 +87,9 @@ class Heard(stomp.ConnectionListener):  # type: ignore[misc]
 def stomp_client(port: int, *, headers: dict[str, str] | None = None, path: str = "/rabbit-stomp/ws",
                  heartbeats: tuple[int, int] = (0, 0)) -> tuple[Any, Heard]:
     """A stomp.py connection over WebSocket (not connected yet) and what it hears."""
+    # vhost: the CONNECT frame's host header, which RabbitMQ reads as its virtual host.
     connection = stomp.WSStompConnection([("127.0.0.1", port)], ws_path=path, header=headers,
-                                         heartbeats=heartbeats, reconnect_attempts_max=1)
+                                         heartbeats=heartbeats, reconnect_attempts_max=1, vhost="/")
     heard = Heard()
     connection.set_listener("heard", heard)
     return connection, heard
@@ -128,3 +131,86 @@ def require_rabbitmq(web_stomp: bool = False) -> None:
             if ci:
                 pytest.fail(message)
             pytest.skip(message)
+
+
+class SwitchableProxy:
+    """A TCP forwarder on 127.0.0.1 to ``target``: ``down`` (nothing listens: connections refused), ``slow``
+    (connections accepted, never answered) or ``up`` (bytes forwarded both ways)."""
+
+    def __init__(self, target_port: int) -> None:
+        self.target_port = target_port
+        self.port = free_port()
+        self.mode = "down"
+        self._listener: socket.socket | None = None
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+
+    def set(self, mode: str) -> None:
+        self._close_all()
+        self.mode = mode
+        if mode == "down":
+            return
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", self.port))
+        listener.listen(16)
+        self._listener = listener
+        threading.Thread(target=self._accept, args=(listener, mode), daemon=True).start()
+
+    def _accept(self, listener: socket.socket, mode: str) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return
+            with self._lock:
+                self._sockets.append(client)
+            if mode == "slow":
+                continue  # held open, never answered
+            try:
+                upstream = socket.create_connection(("127.0.0.1", self.target_port), timeout=5)
+            except OSError:
+                client.close()
+                continue
+            with self._lock:
+                self._sockets.append(upstream)
+            for source, sink in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pump, args=(source, sink), daemon=True).start()
+
+    @staticmethod
+    def _pump(source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while data := source.recv(65536):
+                sink.sendall(data)
+        except OSError:
+            pass
+        for each in (source, sink):
+            with contextlib.suppress(OSError):
+                each.shutdown(socket.SHUT_RDWR)
+
+    def _close_all(self) -> None:
+        with self._lock:
+            listener, self._listener = self._listener, None
+            sockets, self._sockets = self._sockets, []
+        if listener is not None:
+            with contextlib.suppress(OSError):
+                listener.shutdown(socket.SHUT_RDWR)  # wakes the thread waiting in accept()
+            listener.close()
+        for each in sockets:
+            with contextlib.suppress(OSError):
+                each.shutdown(socket.SHUT_RDWR)
+            each.close()
+
+    def close(self) -> None:
+        self._close_all()
+
+
+def foreign_process(server: Server, user_id: str, ws: str, status: str = "WAITING") -> str:
+    """A process record of another node's: no launcher here picks it up, so only the test moves it."""
+    pid = f"p-{uuid.uuid4()}"
+    server.services.store.collection("process_workspaces").insert({
+        "processObjId": pid, "workspaceId": ws, "userId": user_id, "productName": "an-app",
+        "operationType": "RUNPROCESSOR", "operationSubType": "", "status": status, "progressPerc": 0, "payload": None,
+        "pid": 0, "parentId": None, "nodeCode": "elsewhere", "operationTimestamp": 1.0, "runningTime": 0,
+        "lastStateChangeTimestamp": 1.0})
+    return pid

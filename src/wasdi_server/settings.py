@@ -226,6 +226,8 @@ class Settings:
     """With ``broker_url``: that user's password (given to every browser, like the login)."""
     broker_queue_messages: int = 10000
     """Messages kept for RabbitMQ while it cannot be reached (the oldest are dropped past this, and logged)."""
+    broker_retry_seconds: float = 30.0
+    """Longest pause between two attempts to reach RabbitMQ (the pauses double from 0.5 s up to this)."""
     subscriber_queue_messages: int = 1000
     """Messages the built-in broker holds for one subscriber that does not read; past this it is disconnected."""
 

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import threading
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from tests.conftest import Person
-from tests.messages_support import LiveServer, free_port, wait_until
+from tests.messages_support import LiveServer, foreign_process, free_port, wait_until
 
 from wasdi_sdk import AuthenticationError, PermissionDeniedError, WasdiClient
 from wasdi_sdk.events.stream import EventsUnavailableError
@@ -45,17 +44,6 @@ def sdk(server: LiveServer, alice: Person) -> WasdiClient:
 @pytest.fixture
 def ws(sdk: WasdiClient) -> str:
     return str(sdk.workspaces.create(name="events").string_value)
-
-
-def waiting_process(server: LiveServer, who: Person, ws: str) -> str:
-    """A process record of another node's: nothing here runs it, the test moves it."""
-    pid = f"p-{uuid.uuid4()}"
-    server.services.store.collection("process_workspaces").insert({
-        "processObjId": pid, "workspaceId": ws, "userId": who.user_id, "productName": "x", "operationType": "INGEST",
-        "operationSubType": "", "status": "RUNNING", "progressPerc": 0, "payload": None, "pid": 0,
-        "parentId": None, "nodeCode": "elsewhere", "operationTimestamp": 1.0, "runningTime": 0,
-        "lastStateChangeTimestamp": 1.0})
-    return pid
 
 
 def test_the_server_says_where_to_listen(server: LiveServer, sdk: WasdiClient, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -153,7 +141,7 @@ def test_without_reconnect_a_lost_connection_is_an_error(server: LiveServer, sdk
 
 def test_a_wait_wakes_on_the_message_not_the_poll(server: LiveServer, sdk: WasdiClient, alice: Person,
                                                   ws: str) -> None:
-    pid = waiting_process(server, alice, ws)
+    pid = foreign_process(server, alice.user_id, ws, "RUNNING")
 
     def finish() -> None:
         time.sleep(0.5)

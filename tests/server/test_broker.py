@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import threading
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ from typing import Any
 import httpx
 import pytest
 from tests.conftest import Person
-from tests.messages_support import LiveServer, stomp_client, wait_until
+from tests.messages_support import LiveServer, foreign_process, stomp_client, wait_until
 from websockets.sync.client import connect as ws_connect
 
 from wasdi_sdk.events.stomp import Frame, FrameParser, encode
@@ -48,17 +47,6 @@ def share(live: LiveServer, owner: Person, ws: str, who: Person, rights: str = "
     assert r.json["boolValue"] is True, r.text
 
 
-def process_in(live: LiveServer, who: Person, ws: str) -> str:
-    """A process record of another node's (no launcher here picks it up), so only the test moves it."""
-    pid = f"p-{uuid.uuid4()}"
-    live.services.store.collection("process_workspaces").insert({
-        "processObjId": pid, "workspaceId": ws, "userId": who.user_id, "productName": "x.tif",
-        "operationType": "INGEST", "operationSubType": "", "status": "WAITING", "progressPerc": 0, "payload": None,
-        "pid": 0, "parentId": None, "nodeCode": "elsewhere", "operationTimestamp": 1.0, "runningTime": 0,
-        "lastStateChangeTimestamp": 1.0})
-    return pid
-
-
 def subscribed(live: LiveServer, token: str, ws: str, **options: Any) -> tuple[Any, Any]:
     connection, heard = stomp_client(live.broker.port, **options)
     connection.connect("someone", token, wait=True)
@@ -79,7 +67,7 @@ def test_readers_hear_a_workspace_and_a_stranger_is_refused(live: LiveServer, al
     assert refusal.headers["message"] == "access refused" and ws in refusal.body
     wait_until(heard_intruder.disconnected.is_set, what="the stranger's disconnection")
 
-    pid = process_in(live, alice, ws)
+    pid = foreign_process(live, alice.user_id, ws)
     r = live.get("/process/updatebyid", alice, procws=pid, status="RUNNING", perc="42", sendrabbit="1")
     assert r.status_code == 200
     for heard in (heard_owner, heard_reader):
@@ -294,7 +282,7 @@ def test_messages_flow_while_the_api_answers(live: LiveServer, alice: Person) ->
     """A subscriber keeps up while requests publish from several threads at once."""
     ws = workspace_of(live, alice)
     connection, heard = subscribed(live, alice.token, ws)
-    pid = process_in(live, alice, ws)
+    pid = foreign_process(live, alice.user_id, ws)
 
     def update(start: int) -> None:
         with httpx.Client(transport=httpx.WSGITransport(app=live.app), base_url="http://testserver") as http:

@@ -28,7 +28,9 @@ def build_messages(settings: Settings) -> Messages:
         from .rabbitmq import RabbitPublisher
 
         return Messages(RabbitPublisher(settings.broker_url, settings.broker_exchange,
-                                        settings.broker_queue_messages))
+                                        settings.broker_queue_messages,
+                                        min_backoff=min(0.5, settings.broker_retry_seconds),
+                                        max_backoff=settings.broker_retry_seconds))
     return Messages(Exchange())
 
 

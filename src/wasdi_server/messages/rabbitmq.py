@@ -7,6 +7,7 @@ through RabbitMQ itself (its Web-STOMP plugin for browsers, the SDK and the CLI)
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -26,6 +27,8 @@ def describe_url(url: str) -> str:
 class RabbitPublisher(QueuedSender):
     def __init__(self, url: str, exchange: str = "amq.topic", limit: int = 10_000, **options: Any) -> None:
         super().__init__(limit, **options)
+        # pika logs each failed attempt as an error; QueuedSender says once per outage what matters.
+        logging.getLogger("pika").setLevel(logging.CRITICAL)
         self.url = url
         self.exchange = exchange
         self.description = describe_url(url)
