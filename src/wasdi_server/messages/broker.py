@@ -91,6 +91,7 @@ class Session:
     send_every: float = 0.0
     expect_every: float = 0.0
     closing: bool = False
+    writer: asyncio.Task[None] | None = None
 
     def offer(self, subscription: Subscription, message: Message, message_id: int) -> None:
         """Queue one MESSAGE (on the broker's loop); a subscriber too far behind is disconnected."""
@@ -100,8 +101,12 @@ class Session:
             self.closing = True
             log.warning("disconnected a subscriber of workspace %s that does not read (%d messages waiting)",
                         subscription.workspace_id, self.outbox.qsize())
-            self.outbox.put_nowait(self.error_frame("too many unread messages: this subscriber is too slow"))
-            self.outbox.put_nowait(None)
+            # Its socket takes nothing more, so not even an ERROR frame: the connection is cut.
+            if self.writer is not None:
+                self.writer.cancel()
+            transport = getattr(self.websocket, "transport", None)
+            if transport is not None:
+                transport.abort()
             return
         body = message.body
         self.outbox.put_nowait(subscription.prefix + f"message-id:{message_id}\ncontent-length:{len(body)}\n\n"
@@ -230,7 +235,7 @@ class StompBroker:
                               cookie=headers.get("Cookie"))
         session = Session(self, websocket, handshake)
         self._sessions.add(session)
-        writer = asyncio.create_task(self._write(session))
+        writer = session.writer = asyncio.create_task(self._write(session))
         try:
             await self._read(session)
         except Refused as refused:
@@ -247,8 +252,7 @@ class StompBroker:
                 self._unbind(subscription)
             session.subscriptions.clear()
             session.outbox.put_nowait(None)
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(writer, 5)
+            await asyncio.wait({writer}, timeout=5)  # sends what is queued (an ERROR frame), then closes
             writer.cancel()
             self._sessions.discard(session)
             with contextlib.suppress(Exception):
