@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from .. import connection, output
-from ..errors import CONNECTION, USAGE, CliError
+from ..errors import AUTH, CONNECTION, USAGE, CliError
 from ..lookup import by_id_or_name, named
 from ..options import BaseUrlOpt, JsonOpt, ProfileOpt, QuietOpt, YesOpt
 from ..output import Output, epoch_ms, message
@@ -248,10 +248,10 @@ def watch(
             stream = client.events.listen(workspace_id, codes=[c.upper() for c in code or []] or None,
                                           timeout=timeout)
         except PermissionDeniedError as e:
-            raise CliError(f"you may not read workspace {label}: ask its owner to share it with you") from e
+            raise CliError(f"you may not read workspace {label}: ask its owner to share it with you", AUTH) from e
         except EventsUnavailableError as e:
             raise CliError(f"cannot listen to {label}: {e}", CONNECTION) from e
-        message(f"Watching workspace {label} (Ctrl-C to stop)")
+        message(f"Watching workspace {label}; Ctrl-C stops")
         with stream:
             for event in stream:
                 if json:
