@@ -228,8 +228,8 @@ class Settings:
     """Messages kept for RabbitMQ while it cannot be reached (the oldest are dropped past this, and logged)."""
     broker_retry_seconds: float = 30.0
     """Longest pause between two attempts to reach RabbitMQ (the pauses double from 0.5 s up to this)."""
-    subscriber_queue_messages: int = 1000
-    """Messages the built-in broker holds for one subscriber that does not read; past this it is disconnected."""
+    subscriber_buffer_bytes: int = 8 * 1024**2
+    """Bytes the built-in broker holds for one subscriber that does not read; past this it is disconnected."""
 
     @property
     def files_root(self) -> Path:

@@ -207,10 +207,11 @@ def test_a_stomp_1_0_client_and_the_refusals(live: LiveServer, alice: Person) ->
 # -- heart-beats, ended sessions, slow subscribers ---------------------------------------------------------
 @pytest.fixture
 def quick_broker(live: LiveServer) -> Iterator[StompBroker]:
-    """A second listener on the same exchange, with short heart-beats and checks, and a small queue."""
+    """A second listener on the same exchange, with short heart-beats and checks, and a small buffer."""
     services = live.services
     broker = StompBroker(live.broker.exchange, Gatekeeper(services.sessions, services.workspaces),
-                         host="127.0.0.1", port=0, queue_limit=20, recheck_seconds=0.3, heartbeat=(100, 100))
+                         host="127.0.0.1", port=0, buffer_limit=1 << 20, recheck_seconds=0.3,
+                         heartbeat=(100, 100))
     broker.start()
     yield broker
     broker.stop()

@@ -45,7 +45,7 @@ def start_listener(services: Services, *, host: str | None = None, port: int | N
     settings = services.settings
     broker = StompBroker(backend, Gatekeeper(services.sessions, services.workspaces, settings.cors_allow_origins),
                          host=host or settings.host, port=builtin_port(settings) if port is None else port,
-                         exchange_name=settings.broker_exchange, queue_limit=settings.subscriber_queue_messages)
+                         exchange_name=settings.broker_exchange, buffer_limit=settings.subscriber_buffer_bytes)
     broker.start()
     return broker
 

@@ -12,8 +12,11 @@ WASDI's web client writes ``/rabbit-stomp/ws``), in one thread running an asynci
 - UNSUBSCRIBE, DISCONNECT, ACK/NACK (acknowledgement is automatic), receipts on any frame.  SEND and
   transactions are refused: only the server publishes here.
 
-Nothing is kept for a workspace nobody listens to.  A subscriber that does not read is disconnected once
-``queue_limit`` messages wait for it, so memory stays bounded whatever a client does.
+A message is encoded once per group of subscriptions that get the same frame (the same subscription id
+and destination: every web client's first subscription is ``sub-0``) and written to all of them at once
+(``websockets.broadcast``), so a thousand subscribers cost a thousand socket writes, not a thousand tasks.
+Nothing is kept for a workspace nobody listens to.  A subscriber that does not read is cut once more than
+``buffer_limit`` bytes wait in its connection's buffer, so memory stays bounded whatever a client does.
 """
 
 from __future__ import annotations
@@ -93,24 +96,14 @@ class Session:
     closing: bool = False
     writer: asyncio.Task[None] | None = None
 
-    def offer(self, subscription: Subscription, message: Message, message_id: int) -> None:
-        """Queue one MESSAGE (on the broker's loop); a subscriber too far behind is disconnected."""
-        if self.closing:
-            return
-        if self.outbox.qsize() >= self.broker.queue_limit:
-            self.closing = True
-            log.warning("disconnected a subscriber of workspace %s that does not read (%d messages waiting)",
-                        subscription.workspace_id, self.outbox.qsize())
-            # Its socket takes nothing more, so not even an ERROR frame: the connection is cut.
-            if self.writer is not None:
-                self.writer.cancel()
-            transport = getattr(self.websocket, "transport", None)
-            if transport is not None:
-                transport.abort()
-            return
-        body = message.body
-        self.outbox.put_nowait(subscription.prefix + f"message-id:{message_id}\ncontent-length:{len(body)}\n\n"
-                               .encode("ascii") + body + b"\x00")
+    def cut(self) -> None:
+        """End a connection whose socket takes nothing more (not even an ERROR frame would go out)."""
+        self.closing = True
+        if self.writer is not None:
+            self.writer.cancel()
+        transport = getattr(self.websocket, "transport", None)
+        if transport is not None:
+            transport.abort()
 
     def error_frame(self, message: str, details: str = "", receipt: str | None = None) -> bytes:
         return encode(Frame.make("ERROR", {"message": message, "receipt-id": receipt,
@@ -122,14 +115,14 @@ class StompBroker:
     """Listens for STOMP clients and delivers the exchange's messages to them."""
 
     def __init__(self, exchange: Exchange, gatekeeper: Gatekeeper, *, host: str = "127.0.0.1", port: int = 0,
-                 exchange_name: str = "amq.topic", queue_limit: int = 1000,
+                 exchange_name: str = "amq.topic", buffer_limit: int = 8 << 20,
                  recheck_seconds: float = RECHECK_SECONDS, heartbeat: tuple[int, int] = OFFERED_HEARTBEAT) -> None:
         self.exchange = exchange
         self.gatekeeper = gatekeeper
         self.host = host
         self.port = port
         self.exchange_name = exchange_name
-        self.queue_limit = max(1, queue_limit)
+        self.buffer_limit = max(1, buffer_limit)
         self.recheck_seconds = recheck_seconds
         self.heartbeat = heartbeat
         """What this end offers in CONNECTED's ``heart-beat``: (can send every, wants to receive every) ms."""
@@ -209,8 +202,27 @@ class StompBroker:
                 loop.call_soon_threadsafe(self._fanout, message)
 
     def _fanout(self, message: Message) -> None:
-        for subscription in tuple(self._topics.get(message.workspace_id, ())):
-            subscription.session.offer(subscription, message, next(self._ids))
+        from websockets.asyncio.server import broadcast
+
+        subscribers = self._topics.get(message.workspace_id)
+        if not subscribers:
+            return
+        groups: dict[bytes, list[Any]] = {}
+        for subscription in subscribers:
+            session = subscription.session
+            if session.closing:
+                continue
+            transport = getattr(session.websocket, "transport", None)
+            if transport is not None and transport.get_write_buffer_size() > self.buffer_limit:
+                log.warning("disconnected a subscriber of workspace %s that does not read (%d bytes waiting)",
+                            subscription.workspace_id, transport.get_write_buffer_size())
+                session.cut()
+                continue
+            groups.setdefault(subscription.prefix, []).append(session.websocket)
+        body = message.body
+        tail = f"message-id:{next(self._ids)}\ncontent-length:{len(body)}\n\n".encode("ascii") + body + b"\x00"
+        for prefix, websockets in groups.items():
+            broadcast(websockets, (prefix + tail).decode("utf-8"))
 
     def _bind(self, subscription: Subscription) -> None:
         subscribers = self._topics.setdefault(subscription.workspace_id, set())
