@@ -114,6 +114,23 @@ def test_failures_become_error_with_a_ko_message(server: Server, alice: Person, 
     assert {m["messageCode"] for m in ko} == {"FAILOP", "FALSEOP", "NOSUCHOP"}
 
 
+def test_an_operation_that_ended_itself_is_still_announced(server: Server, alice: Person, monkeypatch) -> None:
+    """An app sets DONE itself (the official library's updateStatus sends no message); the launcher's close
+    announces it, as the original's does, so the web client's process bar turns DONE."""
+    def ends_itself(ctx: OperationContext) -> bool:
+        server.services.processes.set_status(ctx.process_id, "DONE", 100)
+        return True
+
+    monkeypatch.setitem(OPERATIONS, "SELFOP", ends_itself)
+    ws = new_workspace(server, alice)
+    pid = queue(server, alice, ws, "SELFOP")
+    wait_status(server, pid, {"DONE"})
+    deadline = time.monotonic() + 10
+    while f"{pid};DONE;100" not in [m["payload"] for m in server.messages_of(ws)] and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert [m["payload"] for m in server.messages_of(ws)] == [f"{pid};RUNNING;0", f"{pid};DONE;100"]
+
+
 def test_slots_limit_concurrency_and_ready_goes_first(tmp_path, gate) -> None:
     s = Server(tmp_path / "d", launcher_workers=1)
     try:
