@@ -14,7 +14,7 @@ import subprocess
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,23 @@ class LiveServer(Server):
     def close(self) -> None:
         self.broker.stop()
         super().close()
+
+
+@pytest.fixture(name="server")
+def live_server(tmp_path: Path) -> Iterator[LiveServer]:
+    """The ``server`` fixture as a ``LiveServer`` (the users' fixtures, alice and the others, are made on it):
+    a test module takes it with ``from tests.messages_support import live_server``."""
+    s = LiveServer(tmp_path / "data")
+    yield s
+    s.close()
+
+
+def port_open(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            return True
+    except OSError:
+        return False
 
 
 def wait_until(check: Callable[[], Any], timeout: float = 10.0, what: str = "the condition") -> Any:
@@ -100,22 +117,14 @@ RABBIT_URL = "amqp://guest:guest@127.0.0.1:5672/"
 WEB_STOMP_PORT = 15674
 
 
-def _port_open(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=1):
-            return True
-    except OSError:
-        return False
-
-
 def require_rabbitmq(web_stomp: bool = False) -> None:
     """Skip (never under CI=true) when this machine has no RabbitMQ; enable its Web-STOMP plugin if asked."""
     ci = os.environ.get("CI", "").lower() == "true"
-    if not _port_open(5672):
+    if not port_open(5672):
         if ci:
             pytest.fail("RabbitMQ does not answer on 127.0.0.1:5672 (CI=true: this machine must run it)")
         pytest.skip("RabbitMQ does not answer on 127.0.0.1:5672")
-    if web_stomp and not _port_open(WEB_STOMP_PORT):
+    if web_stomp and not port_open(WEB_STOMP_PORT):
         plugins = shutil.which("rabbitmq-plugins") or "/usr/sbin/rabbitmq-plugins"
         try:
             done = subprocess.run([plugins, "enable", "rabbitmq_web_stomp"], capture_output=True, text=True,
@@ -124,9 +133,9 @@ def require_rabbitmq(web_stomp: bool = False) -> None:
         except (OSError, subprocess.TimeoutExpired) as e:
             reason = str(e)
         deadline = time.monotonic() + 30
-        while not _port_open(WEB_STOMP_PORT) and time.monotonic() < deadline:
+        while not port_open(WEB_STOMP_PORT) and time.monotonic() < deadline:
             time.sleep(0.2)
-        if not _port_open(WEB_STOMP_PORT):
+        if not port_open(WEB_STOMP_PORT):
             message = f"RabbitMQ's Web-STOMP plugin could not be enabled: {reason[:300]}"
             if ci:
                 pytest.fail(message)

@@ -7,7 +7,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -15,6 +14,7 @@ from pathlib import Path
 from types import ModuleType
 
 from tests.e2e.conftest import ALICE, PASSWORD, SRC, RunningServer
+from tests.messages_support import port_open
 
 from wasdi_sdk.models.events import ProcessUpdateMessage
 
@@ -25,18 +25,10 @@ def broker_port(server: RunningServer) -> int:
     return int(found.group(1))
 
 
-def listening(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=1):
-            return True
-    except OSError:
-        return False
-
-
 def test_serve_runs_the_broker_and_clients_hear_the_official_librarys_progress(
         server: RunningServer, waspy: ModuleType, tmp_path: Path) -> None:
     port = broker_port(server)
-    assert listening(port)
+    assert port_open(port)
     sdk = server.sdk(ALICE)
     ws = str(sdk.workspaces.create(name="live").string_value)
     process = sdk.processes.get(str(sdk.file_buffer.import_product(file_url="http://127.0.0.1:9/x.tif", workspace=ws,
@@ -72,7 +64,7 @@ def test_serve_runs_the_broker_and_clients_hear_the_official_librarys_progress(
     assert payloads == [f"{process.process_obj_id};RUNNING;35"]
     # The broker stops with the server.
     server.stop()
-    assert not listening(port)
+    assert not port_open(port)
 
 
 def _config(tmp_path: Path, server: RunningServer, ws: str) -> Path:

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from tests.conftest import Person
-from tests.messages_support import LiveServer, foreign_process, free_port, wait_until
+from tests.messages_support import (
+    LiveServer,
+    foreign_process,
+    free_port,
+    live_server,  # noqa: F401 (the server fixture)
+    wait_until,
+)
 
 from wasdi_sdk import AuthenticationError, PermissionDeniedError, WasdiClient
 from wasdi_sdk.events.stream import EventsUnavailableError
@@ -27,13 +31,6 @@ from wasdi_sdk.models.events import (
 )
 from wasdi_server.messages.access import Gatekeeper
 from wasdi_server.messages.broker import StompBroker
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[LiveServer]:
-    s = LiveServer(tmp_path / "data")
-    yield s
-    s.close()
 
 
 @pytest.fixture

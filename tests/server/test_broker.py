@@ -12,26 +12,23 @@ import json
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from tests.conftest import Person
-from tests.messages_support import LiveServer, foreign_process, stomp_client, wait_until
+from tests.messages_support import (
+    LiveServer,
+    foreign_process,
+    live_server,  # noqa: F401 (the server fixture)
+    stomp_client,
+    wait_until,
+)
 from websockets.sync.client import connect as ws_connect
 
 from wasdi_sdk.events.stomp import Frame, FrameParser, encode
 from wasdi_server.messages.access import Gatekeeper
 from wasdi_server.messages.broker import StompBroker
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[LiveServer]:
-    """The users' fixtures (alice, bob ...) are made on this server."""
-    s = LiveServer(tmp_path / "data")
-    yield s
-    s.close()
 
 
 @pytest.fixture

@@ -7,12 +7,13 @@ test_subscriptions, test_apps.)
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from tests.conftest import Person
-from tests.messages_support import LiveServer
+from tests.messages_support import (
+    LiveServer,
+    live_server,  # noqa: F401 (the server fixture)
+)
 from tests.server.geodata import ingested, make_geotiff, new_workspace, wait_process
 
 from wasdi_sdk.models.events import (
@@ -24,13 +25,6 @@ from wasdi_sdk.models.events import (
     TextMessage,
     WorkspaceMessage,
 )
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[LiveServer]:
-    s = LiveServer(tmp_path / "data")
-    yield s
-    s.close()
 
 
 def heard(events: object, until: type[WorkspaceMessage], code: str) -> list[WorkspaceMessage]:

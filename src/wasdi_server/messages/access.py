@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from ..errors import DomainError
 from ..services.sessions import token_from_cookies
 
 if TYPE_CHECKING:
@@ -69,8 +68,4 @@ class Gatekeeper:
         return self.sessions.resolve(token)
 
     def may_read(self, user: User, workspace_id: str) -> bool:
-        try:
-            self.workspaces.readable(user, workspace_id)
-        except DomainError:
-            return False
-        return True
+        return self.workspaces.may_read(user, workspace_id)

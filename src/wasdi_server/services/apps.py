@@ -40,7 +40,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import BadRequest, Conflict, DomainError, Forbidden, NoContent, NotFound, ServerFailure, Unauthorized
+from ..errors import BadRequest, Conflict, Forbidden, NoContent, NotFound, ServerFailure, Unauthorized
 from ..launcher.engines import AppLayout, Engine, engine_for
 from .app_files import (
     PIP_TXT,
@@ -419,16 +419,9 @@ class AppService:
         else:
             # The intent keeps the record: once it is gone, the only way to the app's folders.
             self.intents.run(DELETE_APP, doc["processorId"], {"app": doc})
-        if workspace_id and self._readable_workspace(user, workspace_id):
+        if workspace_id and self.workspaces.may_read(user, workspace_id):
             self.processes.messages.send("DELETEPROCESSOR", f"Delete App<br>{doc['name']} has been deleted",
                                          workspace_id)
-
-    def _readable_workspace(self, user: User, workspace_id: str) -> bool:
-        try:
-            self.workspaces.readable(user, workspace_id)
-        except DomainError:
-            return False
-        return True
 
     def _carry_out_delete(self, processor_id: str, details: Mapping[str, Any]) -> None:
         # Every step finds what is left, so a deletion a crash interrupted is finished from any point.
