@@ -68,7 +68,8 @@ def test_openssh_sftp_is_kept_inside_the_folder(server: Server, alice: Person, b
     with sftp_service(server) as service:
         done = openssh_sftp(service, alice.user_id, password, "ls -l to-bob/\n", tmp_path)
         assert "secret.txt" not in done.stdout  # the link itself, at most; never what it points to
-        for command in ("get ../bob@example.org/secret.txt", "get /../../etc/passwd", "get secret-link.txt", "get to-bob/secret.txt", "ln -s /etc/passwd mine",
+        for command in ("get ../bob@example.org/secret.txt", "get /../../etc/passwd", "get secret-link.txt",
+                        "get to-bob/secret.txt", "ln -s /etc/passwd mine",
                         "ln secret-link.txt hard", "chdir to-bob"):
             done = openssh_sftp(service, alice.user_id, password, f"{command}\n", tmp_path)
             assert done.returncode != 0, f"{command} succeeded: {done.stdout}"

@@ -99,3 +99,63 @@ def digest(path: Path) -> str:
         for chunk in iter(lambda: handle.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
+
+
+class FtpServer:
+    """A real FTP server (pyftpdlib) on 127.0.0.1 and a free port, serving ``home`` to one user; with
+    ``certificate`` (a PEM of key and certificate) it is an FTPS server that requires TLS on both channels."""
+
+    def __init__(self, home: Path, user: str, password: str, certificate: Path | None = None) -> None:
+        import threading
+
+        from pyftpdlib.authorizers import DummyAuthorizer
+        from pyftpdlib.handlers import FTPHandler, TLS_FTPHandler
+        from pyftpdlib.servers import FTPServer as Listener
+
+        authorizer = DummyAuthorizer()
+        authorizer.add_user(user, password, str(home), perm="elradfmwMT")
+        base: Any = TLS_FTPHandler if certificate else FTPHandler
+        handler = type("Handler", (base,), {"authorizer": authorizer, "banner": "test ftp ready",
+                                            "auth_failed_timeout": 0.05})
+        if certificate:
+            handler.certfile = str(certificate)
+            handler.tls_control_required = True
+            handler.tls_data_required = True
+        self.listener = Listener(("127.0.0.1", 0), handler)
+        self.port = int(self.listener.address[1])
+        self.thread = threading.Thread(target=self.listener.serve_forever, kwargs={"timeout": 0.05},
+                                       name="test-ftp", daemon=True)
+
+    def __enter__(self) -> FtpServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.listener.close_all()
+        self.thread.join(10)
+
+
+def self_signed_certificate(folder: Path) -> Path:
+    """A PEM holding a new key and a certificate for 127.0.0.1 (also usable as the CA file that trusts it)."""
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+                           critical=False)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .sign(key, hashes.SHA256()))
+    path = folder / "ftps.pem"
+    path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                       serialization.NoEncryption()) + cert.public_bytes(serialization.Encoding.PEM))
+    return path

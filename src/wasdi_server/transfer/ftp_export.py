@@ -93,6 +93,9 @@ def _send_ftp(source: Path, destination: Destination, address: str, progress: Ca
         client.quit()
     except ftplib.Error as e:
         raise ExportFailed(f"{destination.shown} refused while {step}: the server answered {_reply(e)}") from e
+    except ssl.SSLCertVerificationError as e:
+        raise ExportFailed(f"TLS with {destination.shown} failed while {step}: its certificate is not trusted "
+                           f"({e.verify_message})") from e
     except ssl.SSLError as e:
         raise ExportFailed(f"TLS with {destination.shown} failed while {step}: {e.reason or e}") from e
     except (OSError, EOFError) as e:

@@ -21,7 +21,7 @@ from ..services.processes import TERMINAL
 from ..services.products import check_product_name
 
 if TYPE_CHECKING:
-    from wasdi_sdk.models import FtpTransferViewModel
+    from wasdi_sdk.models.file_buffer import FtpTransferViewModel
 
     from ..services.identity import User
     from ..services.processes import ProcessService
