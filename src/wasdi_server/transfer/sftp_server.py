@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import asyncssh
 from asyncssh import SFTPAttrs, SFTPName, SFTPVFSAttrs
 
+from ..services.identity import normalise_user_id
 from . import host_key
 from .confined_folder import ConfinedFolder, LeavesFolder, Quota, QuotaExceeded
 
@@ -157,7 +158,9 @@ class SftpService:
             return quota
 
     async def check_password(self, connection: asyncssh.SSHServerConnection, login: str, password: str) -> bool:
+        """Whether ``login``/``password`` open an account (throttled like the API's logins)."""
         address = str((connection.get_extra_info("peername") or ("?",))[0])
+        login = normalise_user_id(login) or login
         if self.throttle.wait_seconds(login, address) > 0:
             log.info("SFTP login of %s from %s refused: too many failed logins", login, address)
             return False  # not even checked: guessing while throttled earns nothing
