@@ -102,6 +102,37 @@ def copy_loop(source: Path, target: Path) -> None:
             dst.write(chunk)
 
 
+def start_server(data: Path, log_path: Path, *options: str, sftp_port: int = 0) -> tuple[subprocess.Popen[bytes], str]:
+    """``wasdi-server serve`` over a new data directory holding ``USER``, answering on a free port; the process
+    and its base URL (its SFTP service on ``sftp_port``, 0: any free port)."""
+    import httpx
+
+    add = subprocess.run([sys.executable, "-m", "wasdi_server", "user", "add", USER, "--password-stdin",
+                          "--data-dir", str(data)], input=PASSWORD + "\n", text=True, env=child_env(),
+                         capture_output=True, timeout=60, check=False)
+    if add.returncode != 0:
+        raise SystemExit(f"user add failed: {add.stderr}")
+    port = free_port()
+    with open(log_path, "wb") as log:
+        server = subprocess.Popen([sys.executable, "-m", "wasdi_server", "serve", "--data-dir", str(data), "--host",
+                                   "127.0.0.1", "--port", str(port), "--sftp-port", str(sftp_port), *options],
+                                  env=child_env(), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+    base_url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        if server.poll() is not None:
+            raise SystemExit("the server exited:\n" + log_path.read_text())
+        try:
+            if httpx.get(base_url + "/wasdi/hello", timeout=2).status_code == 200:
+                return server, base_url
+        except httpx.TransportError:
+            pass
+        if time.monotonic() > deadline:
+            server.kill()
+            raise SystemExit("the server did not start")
+        time.sleep(0.05)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--size", default="1G", help="file size: bytes, or with K/M/G (default 1G = 1 GiB)")
@@ -131,35 +162,11 @@ def main() -> int:
     threading.Thread(target=watchdog, daemon=True).start()
     try:
         data = work / "data"
-        add = subprocess.run([sys.executable, "-m", "wasdi_server", "user", "add", USER, "--password-stdin",
-                              "--data-dir", str(data)], input=PASSWORD + "\n", text=True, env=child_env(),
-                             capture_output=True, timeout=60, check=False)
-        if add.returncode != 0:
-            raise SystemExit(f"user add failed: {add.stderr}")
-        port = free_port()
-        log = open(work / "server.log", "wb")  # noqa: SIM115 - the child writes it
-        server = subprocess.Popen([sys.executable, "-m", "wasdi_server", "serve", "--data-dir", str(data), "--host",
-                                   "127.0.0.1", "--port", str(port), "--threads", str(args.threads)],
-                                  env=child_env(), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
-        log.close()
-        base_url = f"http://127.0.0.1:{port}"
+        server, base_url = start_server(data, work / "server.log", "--threads", str(args.threads))
 
         import httpx
 
         from wasdi_sdk import WasdiClient
-
-        deadline = time.monotonic() + 30
-        while True:
-            if server.poll() is not None:
-                raise SystemExit("the server exited:\n" + (work / "server.log").read_text())
-            try:
-                if httpx.get(base_url + "/wasdi/hello", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                raise SystemExit("the server did not start")
-            time.sleep(0.05)
 
         source = work / "big.bin"
         with open(source, "wb") as handle:
@@ -302,27 +309,8 @@ def sftp_part(size: int, timeout: float) -> int:
     sshd: subprocess.Popen[bytes] | None = None
     try:
         data = work / "data"
-        add = subprocess.run([sys.executable, "-m", "wasdi_server", "user", "add", USER, "--password-stdin",
-                              "--data-dir", str(data)], input=PASSWORD + "\n", text=True, env=child_env(),
-                             capture_output=True, timeout=60, check=False)
-        if add.returncode != 0:
-            raise SystemExit(f"user add failed: {add.stderr}")
-        port, sftp_port = free_port(), free_port()
-        log = open(work / "server.log", "wb")  # noqa: SIM115 - the child writes it
-        server = subprocess.Popen([sys.executable, "-m", "wasdi_server", "serve", "--data-dir", str(data), "--host",
-                                   "127.0.0.1", "--port", str(port), "--sftp-port", str(sftp_port)],
-                                  env=child_env(), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
-        log.close()
-        base_url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 30
-        while True:
-            if server.poll() is not None or time.monotonic() > deadline:
-                raise SystemExit("the server did not start:\n" + (work / "server.log").read_text())
-            try:
-                if httpx.get(base_url + "/wasdi/hello", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.05)
+        sftp_port = free_port()
+        server, base_url = start_server(data, work / "server.log", sftp_port=sftp_port)
         with WasdiClient(base_url=base_url, max_retries=0, timeout=httpx.Timeout(60)) as client:
             client.auth.login(USER, PASSWORD)
             client.auth.create_upload_account(email=USER)

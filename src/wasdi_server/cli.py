@@ -165,7 +165,7 @@ def start_sftp(settings: Settings, services: Any) -> Any:
         raise Failure(f"the SFTP service cannot listen on {settings.host}:{settings.sftp_port} ({e.strerror or e}): "
                       "set sftp_port (WASDI_SERVER_SFTP_PORT, --sftp-port) to a free port, or sftp_enabled = false"
                       ) from e
-    from .services import sftp_address
+    from .transfer.address import sftp_address
 
     services.uploads.sftp_address = sftp_address(settings, service.port)
     return service

@@ -226,3 +226,10 @@ def test_the_host_key_is_made_once_and_kept(server: Server) -> None:
     assert key_file.is_file() and key_file.stat().st_mode & 0o077 == 0
     with sftp_service(server) as service:
         assert service.fingerprint == first
+
+
+def test_the_account_mail_says_where_to_connect(server: Server, alice: Person) -> None:
+    create_account(server, alice)
+    text = server.mails()[-1].get_content()
+    assert "USER: alice@example.org - PASSWORD: " in text  # the original's line, first
+    assert "sftp -P 2222 'alice@example.org'@127.0.0.1" in text

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import socket
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit
 
 from ..launcher import Launcher
 from ..providers.mail import MaildirMailer, Mailer, SmtpMailer
@@ -15,6 +13,7 @@ from ..settings import Settings
 from ..store import Store, open_store
 from ..store.logs import RunLogs
 from ..transfer import TransferRequests
+from ..transfer.address import sftp_address
 from .admin_lookups import AdminLookups
 from .admin_users import AdminUsers
 from .app_environments import AppEnvironmentService
@@ -180,18 +179,6 @@ def default_mailer(settings: Settings) -> Mailer:
     if settings.smtp.host:
         return SmtpMailer(settings.smtp)
     return MaildirMailer(settings.mail_dir, settings.mail_sender)
-
-
-def sftp_address(settings: Settings, port: int | None = None) -> str:
-    """``host:port`` of the SFTP service as clients reach it (mailed with the credentials); empty when it is
-    off or its port is only chosen at start (``port``: the port it was given)."""
-    port = port or settings.sftp_port
-    if not settings.sftp_enabled or port <= 0:
-        return ""
-    host = urlsplit(settings.public_url).hostname if settings.public_url else None
-    if not host:
-        host = settings.host if settings.host not in ("0.0.0.0", "::", "") else socket.gethostname()
-    return f"{host}:{port}"
 
 
 def build_services(settings: Settings, store: Store | None = None, mailer: Mailer | None = None) -> Services:

@@ -21,6 +21,7 @@ from ..services import readers
 from ..services.messages import OK
 from ..services.paths import folder_size, human_size
 from ..services.products import copy_item
+from .confined_folder import ConfinedFolder, LeavesFolder
 from .ftp_export import Destination, ExportFailed, send
 from .requests import COPY_TO_SFTP, FTP_UPLOAD, folder_parts
 
@@ -41,7 +42,10 @@ def copy_to_sftp(ctx: OperationContext) -> bool:
         raise OperationFailed(f"{file_name} is no longer in the workspace")
     user_id = str(ctx.record["userId"])
     parts = folder_parts(str(ctx.parameter.get("path") or ""))
-    target_folder = uploads.folder(user_id).joinpath(*parts)
+    try:  # a link planted in the folder is not followed out of it
+        target_folder = ConfinedFolder(uploads.folder(user_id)).local("/".join(parts).encode())
+    except LeavesFolder as e:
+        raise OperationFailed(f"cannot copy into {'/'.join(parts)}: {e}") from e
     items = [source, *readers.sidecars(services.workspaces.folder(workspace), file_name)]
     needed = sum(_size(item) for item in items)
     if uploads.quota_bytes:
