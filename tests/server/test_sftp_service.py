@@ -100,7 +100,8 @@ def test_resume_quota_and_delete_with_the_asyncssh_client(tmp_path: Path, alice:
             async with sftp.open("in/a.bin", "rb") as handle:
                 assert await handle.read() == data[:2 * MB]
             vfs = await sftp.statvfs("/")
-            assert vfs.blocks * vfs.frsize == 4 * MB  # what `df` shows is the quota
+            assert vfs.blocks * vfs.frsize == 4 * MB  # what `df` shows is the quota,
+            assert (vfs.blocks - vfs.bfree) * vfs.frsize == 2 * MB  # and what the folder holds
             await sftp.remove("in/a.bin")
             async with sftp.open("in/c.bin", "wb") as handle:  # deleting gave the room back
                 await handle.write(data)

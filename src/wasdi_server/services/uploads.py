@@ -45,8 +45,8 @@ class UploadAccountService:
         text = f"USER: {user_id} - PASSWORD: {password}\n"
         if self.sftp_address:
             host, _, port = self.sftp_address.rpartition(":")
-            text += (f"\nConnect with any SFTP client to {host}, port {port}, with this user and password, "
-                     f"e.g.: sftp -P {port} '{user_id}'@{host}\n")
+            text += (f"\nConnect with any SFTP client to {host}, port {port},\nwith this user and password, "
+                     f"e.g.:\n\n  sftp -P {port} '{user_id}'@{host}\n")
         return text
 
     def create(self, user: User, email: str) -> None:

@@ -400,11 +400,12 @@ class ConfinedSftpSession(asyncssh.SFTPServer):
         self._local(path)
         vfs = os.statvfs(self.folder.root)
         block = 4096
-        free = self.quota.free
-        free_blocks = vfs.f_bavail * vfs.f_frsize // block if free is None else \
-            min(free, vfs.f_bavail * vfs.f_frsize) // block
+        disk_free = vfs.f_bavail * vfs.f_frsize
+        quota_free = self.quota.free
         total = (self.quota.limit or vfs.f_blocks * vfs.f_frsize) // block
-        return SFTPVFSAttrs(bsize=block, frsize=block, blocks=total, bfree=free_blocks, bavail=free_blocks,
+        free = (disk_free if quota_free is None else quota_free) // block  # total - free: what the folder uses
+        available = (disk_free if quota_free is None else min(quota_free, disk_free)) // block
+        return SFTPVFSAttrs(bsize=block, frsize=block, blocks=total, bfree=free, bavail=available,
                             files=vfs.f_files, ffree=vfs.f_ffree, favail=vfs.f_favail, fsid=0, flag=0,
                             namemax=255)
 
