@@ -118,6 +118,7 @@ def serve(settings: Settings, *, init_admin: bool = False) -> None:
     catalogue.folder_of(settings).mkdir(parents=True, exist_ok=True)
     services = build_services(settings)
     channel = AdminChannel(services)
+    sftp = None
     try:
         if init_admin and services.store.collection("users").count() == 0:
             from .management import accounts
@@ -129,17 +130,45 @@ def serve(settings: Settings, *, init_admin: bool = False) -> None:
                   f"  password: {password}", flush=True)
         services.start()
         channel.start()
+        sftp = start_sftp(settings, services)
         application = create_app(settings, services)
         url = settings.public_url or f"http://{settings.host}:{settings.port}"
         print(f"WASDI server on {url} (data in {settings.data_dir})", flush=True)
+        if sftp is not None:
+            print(f"SFTP service on {sftp.address} (host key {sftp.fingerprint})", flush=True)
         # SIGTERM (docker stop, systemd) stops as cleanly as Ctrl-C: waitress returns and we close the store.
         signal.signal(signal.SIGTERM, _interrupt)
         serving.serve(application, host=settings.host, port=settings.port, threads=settings.threads,
                        ident="wasdi-server", clear_untrusted_proxy_headers=True, channel_timeout=300,
                        max_request_body_size=settings.max_upload_bytes)
     finally:
+        if sftp is not None:
+            sftp.stop()
         channel.stop()
         services.close()
+
+
+def start_sftp(settings: Settings, services: Any) -> Any:
+    """The SFTP service of the upload accounts, listening (``None`` when ``sftp_enabled`` is false)."""
+    if not settings.sftp_enabled:
+        return None
+    from .services.login_throttle import LoginThrottle
+    from .transfer.sftp_server import SftpService
+
+    logging.getLogger("asyncssh").setLevel(logging.WARNING)  # a line per packet otherwise; ours say who logs in
+    service = SftpService(services.uploads, host=settings.host, port=settings.sftp_port,
+                          host_key_path=settings.sftp_host_key_path, quota_bytes=settings.sftp_quota_bytes,
+                          throttle=LoginThrottle())
+    try:
+        service.start()
+    except OSError as e:
+        raise Failure(f"the SFTP service cannot listen on {settings.host}:{settings.sftp_port} ({e.strerror or e}): "
+                      "set sftp_port (WASDI_SERVER_SFTP_PORT, --sftp-port) to a free port, or sftp_enabled = false"
+                      ) from e
+    from .transfer.address import sftp_address
+
+    services.uploads.sftp_address = sftp_address(settings, service.port)
+    return service
 
 
 def run_account_operation(settings: Settings, operation: str, arguments: dict[str, Any]) -> Any:
@@ -189,10 +218,13 @@ def serve_command(
     web_client: Annotated[Path | None, typer.Option(
         "--web-client", metavar="DIR", help="Serve a built WASDI web client (wasdiClient2) from this folder at /, "
         "same origin as the API.")] = None,
+    sftp_port: Annotated[int | None, typer.Option("--sftp-port", min=0, max=65535, metavar="N",
+                                                  help="Port of the SFTP service (default: 2222; 0: any free port)."
+                                                  )] = None,
 ) -> None:
-    """Serve the API with waitress until interrupted (Ctrl-C)."""
+    """Serve the API with waitress, and the SFTP service of the upload accounts, until interrupted (Ctrl-C)."""
     settings = _settings(config, data_dir=data_dir, host=host, port=port, threads=threads, public_url=public_url,
-                         web_client_dir=str(web_client.resolve()) if web_client else None)
+                         web_client_dir=str(web_client.resolve()) if web_client else None, sftp_port=sftp_port)
     serve(settings, init_admin=init_admin)
 
 

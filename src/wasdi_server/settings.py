@@ -168,8 +168,9 @@ class Settings:
     import_roots: list[str] = field(default_factory=list)
     """Folders ``file://`` imports may read (besides ``<data_dir>/imports``); env: paths joined by ``:``."""
     import_allowed_hosts: list[str] = field(default_factory=list)
-    """Hosts (names, addresses or networks like ``10.0.0.0/24``) that http(s) imports may reach although
-    they are loopback, private or link-local; everything else non-public is refused.  Env: comma separated."""
+    """Hosts (names, addresses or networks like ``10.0.0.0/24``) that http(s) imports and FTP/SFTP exports may
+    reach although they are loopback, private or link-local; everything else non-public is refused.  Env: comma
+    separated."""
     import_timeout_seconds: float = 60.0
     """Connect/read timeout of http(s) imports (DOWNLOAD operations)."""
     map_server: str = "local"
@@ -206,6 +207,14 @@ class Settings:
     """Largest app zip ``/processors/uploadprocessor`` and ``updatefiles`` accept (unpacked size too)."""
     web_client_dir: str = ""
     """Folder of a built WASDI web client (wasdiClient2) to serve at ``/`` from the same origin; empty: none."""
+    sftp_enabled: bool = True
+    """Serve the built-in SFTP service beside the API (``wasdi-server serve``): upload accounts log in there."""
+    sftp_port: int = 2222
+    """Port of the SFTP service (on ``host``); 0: a free port chosen at start (the log says which)."""
+    sftp_quota_bytes: int = 100 * 1024**3
+    """Most bytes one upload account's folder may hold (SFTP uploads and ``copytosfpt``); 0: no limit."""
+    ftp_timeout_seconds: float = 60.0
+    """Connect/read timeout of FTP, FTPS and SFTP exports (FTPUPLOAD operations)."""
 
     @property
     def files_root(self) -> Path:
@@ -216,6 +225,11 @@ class Settings:
     def uploads_root(self) -> Path:
         """Root of the file-transfer (upload account) folders: ``<uploads_root>/<userId>/``."""
         return self.data_dir / "uploads"
+
+    @property
+    def sftp_host_key_path(self) -> Path:
+        """The SFTP service's host key (made at its first start, kept so clients recognise the server)."""
+        return self.data_dir / "sftp" / "ssh_host_ed25519_key"
 
     @property
     def mail_dir(self) -> Path:

@@ -91,8 +91,11 @@ class OutboundPolicy:
         return any(address in network for network in self.allowed_networks)
 
 
-def resolve(host: str, port: int, policy: OutboundPolicy) -> str:
-    """The address to connect to for ``host``: every address it resolves to must be allowed."""
+def resolve(host: str, port: int, policy: OutboundPolicy, *, what: str = "imports from") -> str:
+    """The address to connect to for ``host``: every address it resolves to must be allowed.
+
+    ``what`` names the traffic in the refusal ("imports from", "exports to").
+    """
     try:
         literal: IPAddress | None = ipaddress.ip_address(host.strip("[]"))
     except ValueError:
@@ -115,7 +118,7 @@ def resolve(host: str, port: int, policy: OutboundPolicy) -> str:
         reason = refusal_reason(address)
         if reason is not None and not policy.allows_address(address):
             raise OutboundRefused(
-                f"imports from {host[:100]} are refused: it is {reason} ({address}); an operator may allow "
+                f"{what} {host[:100]} are refused: it is {reason} ({address}); an operator may allow "
                 "the host with the import_allowed_hosts setting")
     return str(candidates[0])
 

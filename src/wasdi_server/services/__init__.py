@@ -12,6 +12,8 @@ from ..providers.search import SearchProviders
 from ..settings import Settings
 from ..store import Store, open_store
 from ..store.logs import RunLogs
+from ..transfer import TransferRequests
+from ..transfer.address import sftp_address
 from .admin_lookups import AdminLookups
 from .admin_users import AdminUsers
 from .app_environments import AppEnvironmentService
@@ -60,6 +62,7 @@ COLLECTIONS: dict[str, str] = {
     "projects": "projectId",
     "organizations": "organizationId",
     "upload_accounts": "userId",
+    "transfer_secrets": "processObjId",
     "nodes": "nodeCode",
     "metrics": "node",
     "process_workspaces": "processObjId",
@@ -115,6 +118,7 @@ class Services:
     credits: CreditService
     missions: MissionService
     uploads: UploadAccountService
+    transfers: TransferRequests
     messages: MessageLog
     processes: ProcessService
     process_logs: ProcessLogService
@@ -152,6 +156,7 @@ class Services:
     def start(self) -> None:
         """Finish the changes a crash interrupted, then start the background work (launcher, metrics)."""
         self.intents.resume_pending()
+        self.transfers.forget_finished()
         self.workspaces.remove_unrecorded_folders()
         self.apps.recover_folders()
         self.styles.remove_unrecorded_files()
@@ -217,7 +222,8 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
     workflows = WorkflowService(c("workflows"), sharing, products, settings.workflows_root, settings.node_code,
                                 settings.public_url)
     sessions = SessionService(c("sessions"), users, settings.session_idle_hours, settings.disable_authentication)
-    uploads = UploadAccountService(c("upload_accounts"), settings.uploads_root, mailer)
+    uploads = UploadAccountService(c("upload_accounts"), settings.uploads_root, mailer, users,
+                                   quota_bytes=settings.sftp_quota_bytes, sftp_address=sftp_address(settings))
     credits = CreditService(c("credit_packages"), payments)
     projects = ProjectService(c("projects"), subscriptions, users)
     intents = IntentLog(c(INTENTS))
@@ -253,6 +259,7 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
         payments=payments, credits=credits,
         missions=missions,
         uploads=uploads,
+        transfers=TransferRequests(products, processes, uploads, c("transfer_secrets")),
         messages=messages,
         processes=processes, process_logs=process_logs, products=products,
         process_stats=ProcessStatistics(processes, workspaces, c("subscriptions"), sharing, nodes, settings.node_code),
