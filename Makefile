@@ -6,7 +6,7 @@ DATA_DIR ?= ./.wasdi-data
 HOST ?= 127.0.0.1
 PORT ?= 8080
 
-.PHONY: run test test-install lint typecheck async bench fuzz clean
+.PHONY: run test test-install lint typecheck async docs bench fuzz clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,10 @@ lint: $(VENV)/.stamp-test
 typecheck: $(VENV)/.stamp-test
 	$(BIN)/mypy --strict src/wasdi_sdk
 
+# The documentation site, into site/ (the strict build also runs in make test: tests/docs/test_site.py).
+docs: $(VENV)/.stamp-test
+	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict
+
 # The async client is generated from the sync one (tools/gen_async.py); a test fails while it is stale.
 async: $(VENV)/.stamp-test
 	$(BIN)/python tools/gen_async.py
@@ -51,4 +55,4 @@ bench: $(VENV)/.stamp-test
 	$(BIN)/python bench/server_overhead.py
 
 clean:
-	rm -rf $(VENV) build dist src/*.egg-info
+	rm -rf $(VENV) build dist site src/*.egg-info
