@@ -98,3 +98,10 @@ def test_the_notebook_runs(server: RunningServer, monkeypatch: pytest.MonkeyPatc
     texts = "\n".join(str(o.get("text") or o.get("data", {}).get("text/plain", "")) for o in outputs)
     assert ADMIN in texts and "DONE S2A_MSIL2A_" in texts and "band_1" in texts
     assert "Notebook" not in workspaces(server)
+
+
+def test_the_example_app_is_what_wasdi_apps_new_scaffolds() -> None:
+    from wasdi_cli.commands.apps import SCAFFOLD
+
+    for name in ("myProcessor.py", "params.json"):
+        assert (EXAMPLES / "hello_app" / name).read_text() == SCAFFOLD[name].replace("{name}", "hello"), name
