@@ -104,4 +104,6 @@ def test_the_example_app_is_what_wasdi_apps_new_scaffolds() -> None:
     from wasdi_cli.commands.apps import SCAFFOLD
 
     for name in ("myProcessor.py", "params.json"):
-        assert (EXAMPLES / "hello_app" / name).read_text() == SCAFFOLD[name].replace("{name}", "hello"), name
+        text = SCAFFOLD[name]
+        assert (EXAMPLES / "hello_app" / name).read_text() == (text.format(name="hello") if "{name}" in text
+                                                               else text), name
