@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from ._exceptions import WasdiError
@@ -13,6 +13,12 @@ if TYPE_CHECKING:
     from ._client import WasdiClient
 
 FINAL_STATES = frozenset({"DONE", "ERROR", "STOPPED"})
+"""The states a process does not leave."""
+
+Sleep = Callable[[float], None]
+"""How a wait pauses between polls (``time.sleep``; tests pass a recorder)."""
+AsyncSleep = Callable[[float], Awaitable[None]]
+"""How the async client's wait pauses (``asyncio.sleep``): the generated twin of ``Sleep``."""
 
 
 class ProcessFailedError(WasdiError):
@@ -35,23 +41,12 @@ class ProcessTimeoutError(WasdiError):
 def wait_for_process(client: WasdiClient, process_id: str, *, timeout: float | None = None,
                      poll_interval: float = 1.0, max_interval: float = 10.0, raise_on_failure: bool = True,
                      on_update: Callable[[ProcessWorkspaceViewModel], None] | None = None,
-                     sleep: Callable[[float], None] = time.sleep) -> ProcessWorkspaceViewModel:
+                     sleep: Sleep = time.sleep) -> ProcessWorkspaceViewModel:
     """Poll a process with backoff until it is DONE, ERROR or STOPPED; its final state.
 
-    ``on_update`` sees every state read (for progress bars).  Raises ``ProcessFailedError`` on ERROR
-    or STOPPED (unless ``raise_on_failure=False``) and ``ProcessTimeoutError`` after ``timeout`` seconds.
+    The same as ``client.processes.wait``: ``on_update`` sees every state read (for progress bars).
+    Raises ``ProcessFailedError`` on ERROR or STOPPED (unless ``raise_on_failure=False``) and
+    ``ProcessTimeoutError`` after ``timeout`` seconds.
     """
-    started = time.monotonic()
-    interval = poll_interval
-    while True:
-        process = client.processes.get(process_id)
-        if on_update is not None:
-            on_update(process)
-        if process.status in FINAL_STATES:
-            if raise_on_failure and process.status != "DONE":
-                raise ProcessFailedError(process)
-            return process
-        if timeout is not None and time.monotonic() - started + interval > timeout:
-            raise ProcessTimeoutError(process, timeout)
-        sleep(interval)
-        interval = min(max_interval, interval * 1.5)
+    return client.processes.wait(process_id, timeout=timeout, poll_interval=poll_interval, max_interval=max_interval,
+                                 raise_on_failure=raise_on_failure, on_update=on_update, sleep=sleep)
