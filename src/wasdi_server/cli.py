@@ -119,6 +119,7 @@ def serve(settings: Settings, *, init_admin: bool = False) -> None:
     services = build_services(settings)
     channel = AdminChannel(services)
     try:
+        services.identity.check_serving()
         if init_admin and services.store.collection("users").count() == 0:
             from .management import accounts
             from .services.passwords import random_password
@@ -131,7 +132,13 @@ def serve(settings: Settings, *, init_admin: bool = False) -> None:
         channel.start()
         application = create_app(settings, services)
         url = settings.public_url or f"http://{settings.host}:{settings.port}"
-        print(f"WASDI server on {url} (data in {settings.data_dir})", flush=True)
+        role = ""
+        if settings.store_url:
+            from .store.postgres_store import redacted
+
+            kind = "main node" if services.identity.is_main else "compute node"
+            role = f", {kind} {settings.node_code} sharing {redacted(settings.store_url)}"
+        print(f"WASDI server on {url} (data in {settings.data_dir}{role})", flush=True)
         # SIGTERM (docker stop, systemd) stops as cleanly as Ctrl-C: waitress returns and we close the store.
         signal.signal(signal.SIGTERM, _interrupt)
         serving.serve(application, host=settings.host, port=settings.port, threads=settings.threads,
@@ -189,10 +196,17 @@ def serve_command(
     web_client: Annotated[Path | None, typer.Option(
         "--web-client", metavar="DIR", help="Serve a built WASDI web client (wasdiClient2) from this folder at /, "
         "same origin as the API.")] = None,
+    node_code: Annotated[str | None, typer.Option(
+        "--node-code", metavar="CODE", help="This node's code in a deployment of several nodes (default: wasdi, the "
+        "main node).")] = None,
+    store_url: Annotated[str | None, typer.Option(
+        "--store-url", metavar="URL", help="The PostgreSQL database the nodes of a deployment share "
+        "(postgresql://...); better in WASDI_SERVER_STORE_URL when it holds a password.")] = None,
 ) -> None:
     """Serve the API with waitress until interrupted (Ctrl-C)."""
     settings = _settings(config, data_dir=data_dir, host=host, port=port, threads=threads, public_url=public_url,
-                         web_client_dir=str(web_client.resolve()) if web_client else None)
+                         web_client_dir=str(web_client.resolve()) if web_client else None, node_code=node_code,
+                         store_url=store_url)
     serve(settings, init_admin=init_admin)
 
 

@@ -98,10 +98,21 @@ class NodeService:
             available = float(disk.get("absoluteAvailable") or 0)
             memory = (latest.get("memory") or {}).get("absoluteAvailable")
             low_memory = memory is not None and float(memory) < MIN_FREE_MEMORY_BYTES
-            busy = self.processes.count(lambda d: d.get("status") in UNFINISHED, nodeCode=code)
+            busy = self.busy(code, latest)
             entry = (low_memory, busy, -available, code)
             (full if float(disk.get("percentageUsed") or 0) > MAX_DISK_PERCENT_USED else scored).append(entry)
         return [entry[-1] for entry in sorted(scored or full)]
+
+    def busy(self, code: str, latest: dict[str, Any] | None = None) -> int:
+        """A node's unfinished processes: this node's counted now; another's as its latest metrics say (each
+        node keeps its processes in its own store and records the count with its metrics every interval)."""
+        if code == self.local_code:
+            return self.processes.count(lambda d: d.get("status") in UNFINISHED, nodeCode=code)
+        latest = latest if latest is not None else self.metrics.get(code) or {}
+        reported = latest.get("unfinishedProcesses")
+        if isinstance(reported, int | float):
+            return int(reported)
+        return self.processes.count(lambda d: d.get("status") in UNFINISHED, nodeCode=code)
 
     def may_use(self, user: User, code: str, shared_with_user: set[str]) -> bool:
         """This node, or an active node the user may see (as ``/node/allnodes`` lists them)."""

@@ -142,10 +142,12 @@ class WorkspaceService:
                    read_only: Callable[[dict[str, Any]], bool]) -> list[dict[str, Any]]:
         """WorkspaceListInfoViewModel fields of ``docs``."""
         shared_users = self.sharing.sharings_by_resource(WORKSPACE, {d["workspaceId"] for d in docs})
+        # One look-up per node, not per workspace: with a shared database each is a query.
+        usable = {code: self.nodes.is_usable(code) for code in {d.get("nodeCode") for d in docs}}
         return [{
             "workspaceId": d["workspaceId"], "workspaceName": d["name"], "ownerUserId": d["userId"],
             "sharedUsers": shared_users.get(d["workspaceId"], []),
-            "activeNode": self.nodes.is_usable(d.get("nodeCode")), "nodeCode": d.get("nodeCode"),
+            "activeNode": usable[d.get("nodeCode")], "nodeCode": d.get("nodeCode"),
             "creationDate": int(d.get("creationDate") or 0), "storageSize": human_size(int(d.get("storageSize") or 0)),
             "isPublic": bool(d.get("isPublic")), "readOnly": read_only(d),
         } for d in docs]
