@@ -15,6 +15,7 @@ import falcon
 
 from ..services.app_files import ZipStream
 from .app_install import APP_FILES
+from .identity import SECRET_HEADER
 
 if TYPE_CHECKING:
     from ..services import Services
@@ -36,7 +37,7 @@ class AppFiles:
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         services = self.services
-        if not services.identity.is_node_caller(req.headers):
+        if not services.identity.is_node_caller(req.get_header(SECRET_HEADER)):
             _refuse(resp, 403, "only the nodes of this deployment may call this")
             return
         if not services.identity.is_main:

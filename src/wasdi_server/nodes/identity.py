@@ -12,7 +12,7 @@ time, so a user's session alone never passes for a node.
 from __future__ import annotations
 
 import hmac
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 MAIN_NODE = "wasdi"
@@ -82,12 +82,11 @@ class NodeIdentity:
             return self.configured_main_url
         return (self.main_url_lookup() if self.main_url_lookup else "").rstrip("/")
 
-    def is_node_caller(self, headers: Mapping[str, str]) -> bool:
-        """Whether a request carries the deployment's node secret (compared in constant time)."""
+    def is_node_caller(self, given_secret: str | None) -> bool:
+        """Whether a request's ``SECRET_HEADER`` is the deployment's node secret (compared in constant time)."""
         if not self.in_deployment or not self.secret:
             return False
-        given = headers.get(SECRET_HEADER) or ""
-        return hmac.compare_digest(given.encode(), self.secret.encode())
+        return hmac.compare_digest((given_secret or "").encode(), self.secret.encode())
 
     def node_headers(self) -> dict[str, str]:
         """The headers that make a call to another node a node-to-node call."""

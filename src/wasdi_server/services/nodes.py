@@ -26,6 +26,7 @@ from .identity import User, normalise_user_id
 from .sharing import Resource, ShareOutcome, SharingService
 
 UNFINISHED = ("CREATED", "RUNNING", "WAITING", "READY")
+MAIN_NODE = "wasdi"
 NODE = "node"
 MSG_INVALID_NODE = "MSG_ERROR_INVALID_NODE"
 MSG_NOT_ADMIN = "MSG_ERROR_NO_ACCESS_RIGHTS_OBJECT_NODE"
@@ -89,6 +90,8 @@ class NodeService:
             candidates.append({"nodeCode": self.local_code, "shared": True})
         for node in candidates:
             code = node["nodeCode"]
+            if code == MAIN_NODE and not include_local:
+                continue  # the main node is where work goes when no compute node is chosen, not a candidate
             if not (node.get("shared") or code in shared_with_user or (include_local and code == self.local_code)):
                 continue
             latest = self.metrics.get(code)
