@@ -200,7 +200,8 @@ class BaseClient:
                     raise exc.APITimeoutError(f"{ep.method} {ep.path} timed out") from e
             except httpx.TransportError as e:
                 if last:
-                    raise exc.APIConnectionError(f"cannot reach {request.url.scheme}://{request.url.netloc.decode()}: {e}") from e
+                    where = f"{request.url.scheme}://{request.url.netloc.decode()}"
+                    raise exc.APIConnectionError(f"cannot reach {where}: {e}") from e
             else:
                 if response.status_code not in RETRY_STATUSES or last:
                     return response

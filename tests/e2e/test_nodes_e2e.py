@@ -182,7 +182,7 @@ def test_a_change_of_the_app_on_the_main_node_is_propagated(deployment: Deployme
     d = deployment
     workspace = workspace_on(d, ALICE, "node2", "after the update")
     with d.http(ALICE) as main:
-        processor_id = next(a["processorId"] for a in main.get("/processors/getdeployed").json() if a["processorName"] == app)
+        processor_id = app_id(main, app)
         r = main.post("/processors/updatefiles", params={"processorId": processor_id},
                       files={"file": ("myProcessor.py", HELLO.replace("VERSION", "v2").encode())})
         assert r.status_code == 200, r.text
@@ -200,6 +200,11 @@ def test_a_change_of_the_app_on_the_main_node_is_propagated(deployment: Deployme
     assert path.read_text() == "v2 hello two\n"
 
 
+def app_id(client: httpx.Client, name: str) -> str:
+    return str(next(a["processorId"] for a in client.get("/processors/getdeployed").json()
+                    if a["processorName"] == name))
+
+
 def _node_ran(d: Deployment, code: str, operation: str) -> bool:
     with d.http(ALICE, code) as node:
         rows = node.get("/process/byusr").json()
@@ -210,7 +215,7 @@ def test_only_nodes_reach_the_node_calls_and_each_endpoint_stays_on_its_kind_of_
                                                                                       app: str) -> None:
     d = deployment
     with d.http(ALICE) as main:
-        processor_id = next(a["processorId"] for a in main.get("/processors/getdeployed").json() if a["processorName"] == app)
+        processor_id = app_id(main, app)
         assert main.get("/nodes/appfiles", params={"processorId": processor_id}).status_code == 403  # a session
         forged = {"x-wasdi-node-secret": "not-the-secret", "x-wasdi-node": "node1"}
         assert main.get("/nodes/appfiles", params={"processorId": processor_id}, headers=forged).status_code == 403
@@ -271,7 +276,7 @@ def test_a_killed_compute_node_leaves_the_rest_working_and_loses_nothing(deploym
         assert failed.status_code == 200 and failed.json()["status"] == "ERROR"
         assert "node1" in failed.json()["message"]
         # a change made meanwhile waits in the outbox for the node
-        processor_id = next(a["processorId"] for a in main.get("/processors/getdeployed").json() if a["processorName"] == app)
+        processor_id = app_id(main, app)
         assert main.get("/processors/libupdate", params={"processorId": processor_id}).status_code == 200
     outbox = d.nodes["wasdi"].data_dir
     d.start("node1")
