@@ -80,13 +80,19 @@ def postgres_binaries() -> Path | None:
 
 
 class OwnPostgres:
-    """A PostgreSQL server of a test's own (started from the installed binaries), to restart at will."""
+    """A PostgreSQL server of a test's own (started from the installed binaries), to restart at will.
 
-    def __init__(self, folder: Path, port: int) -> None:
-        self.folder = folder
+    Its folder is a new one under the system's temporary folder (PostgreSQL refuses to run as root, and the
+    ``postgres`` user it then runs as cannot enter pytest's private temporary folders); ``remove`` deletes it."""
+
+    def __init__(self, port: int) -> None:
+        import tempfile
+
+        self.folder = Path(tempfile.mkdtemp(prefix="wasdi-test-pg-"))
+        self.folder.chmod(0o755)
         self.port = port
-        self.data = folder / "pgdata"
-        self.log = folder / "postgres.log"
+        self.data = self.folder / "pgdata"
+        self.log = self.folder / "postgres.log"
         binaries = postgres_binaries()
         if binaries is None:
             unavailable("no PostgreSQL server programs (initdb, pg_ctl) are installed")
@@ -103,7 +109,6 @@ class OwnPostgres:
             raise RuntimeError(f"{' '.join(args[:2])} failed: {done.stderr[-500:]}{done.stdout[-300:]}")
 
     def init(self) -> None:
-        self.folder.mkdir(parents=True, exist_ok=True)
         if os.geteuid() == 0:
             shutil.chown(self.folder, "postgres", "postgres")
         self._run("initdb", "-D", str(self.data), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync")
@@ -117,3 +122,10 @@ class OwnPostgres:
 
     def url(self, database: str = "postgres") -> str:
         return f"postgresql://postgres@127.0.0.1:{self.port}/{database}"
+
+    def remove(self) -> None:
+        try:
+            self.stop("immediate")
+        except RuntimeError:
+            pass  # not running
+        shutil.rmtree(self.folder, ignore_errors=True)

@@ -123,6 +123,9 @@ class Settings:
     main_url: str = ""
     """Address compute nodes reach the main node at; empty: the ``apiUrl`` registered for node ``wasdi`` (the
     main node registers its ``public_url`` at start)."""
+    store_timeout_seconds: float = 5.0
+    """Longest wait for a connection to the shared database (``store_url``); a request that waits longer (the
+    database is down or restarting) fails in its endpoint's failure style."""
     node_call_timeout_seconds: float = 10.0
     """Longest wait for another node (to connect, and for each read of its answer)."""
     cloud_provider: str = "local"

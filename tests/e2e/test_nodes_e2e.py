@@ -2,7 +2,8 @@
 with its own data directory, on one real PostgreSQL database, calling each other over HTTP on 127.0.0.1.
 
 Apps are written against the official ``wasdi`` library only and built offline from the local wheelhouse.
-The tests of one module share the deployment (starting it is the slow part) and run in order.
+The tests of a module share the deployment (starting it is the slow part); each makes what it needs, so
+they pass in any order and on any worker.
 """
 
 from __future__ import annotations
@@ -160,26 +161,37 @@ def test_an_app_runs_on_its_workspaces_node_through_the_official_library_and_the
         assert any(row.startswith("APP NOT ON NODE") for row in rows), rows
 
 
+def run_on(d: Deployment, app: str, node: str, name: str) -> str:
+    """A run of ``app`` through the main node on a new workspace of ``node``, waited for; the workspace."""
+    workspace = workspace_on(d, ALICE, node, f"{name} on {node}")
+    with d.http(ALICE) as main:
+        run = main.post("/processors/run", params={"name": app, "workspace": workspace},
+                        content=json.dumps({"name": name}).encode()).json()
+    with d.http(ALICE, node) as there:
+        assert wait_for(there, run["processingIdentifier"]) == "DONE"
+    return workspace
+
+
 def test_the_main_node_merges_the_runs_of_every_node(deployment: Deployment, app: str) -> None:
     d = deployment
-    on1 = workspace_on(d, ALICE, "node1", "on node 1")
+    on1 = run_on(d, app, "node1", "one")
+    on2 = run_on(d, app, "node2", "two")
     with d.http(ALICE) as main:
-        run = main.post("/processors/run", params={"name": app, "workspace": on1}, content=b'{"name": "one"}').json()
-        assert wait_for(d.http(ALICE, "node1"), run["processingIdentifier"]) == "DONE"
         history = main.get("/process/byapp", params={"processorName": app}).json()
         spaces = {row["workspaceId"] for row in history}
         stats = main.get("/process/appstats", params={"processorName": app}).json()
         running_ms = main.get("/process/runningTime/UI", params={"userId": ALICE}).json()
     with d.http(ALICE, "node1") as node1:
         only_node1 = node1.get("/process/byapp", params={"processorName": app}).json()  # a node answers its own
-    assert on1 in spaces and len(spaces) >= 2  # node 1's run and node 2's runs, merged on the main node
-    assert [row["workspaceId"] for row in only_node1] == [on1]
-    assert stats["runs"] == len(history) >= 3 and stats["done"] >= 3 and stats["users"] == [ALICE]
+    assert {on1, on2} <= spaces  # node 1's run and node 2's, merged on the main node
+    assert on1 in [row["workspaceId"] for row in only_node1] and on2 not in [r["workspaceId"] for r in only_node1]
+    assert stats["runs"] == len(history) >= 2 and stats["done"] >= 2 and stats["users"] == [ALICE]
     assert isinstance(running_ms, int) and running_ms > 0
 
 
 def test_a_change_of_the_app_on_the_main_node_is_propagated(deployment: Deployment, app: str) -> None:
     d = deployment
+    run_on(d, app, "node2", "before")  # node 2 has the app now
     workspace = workspace_on(d, ALICE, "node2", "after the update")
     with d.http(ALICE) as main:
         processor_id = app_id(main, app)

@@ -229,7 +229,7 @@ def open_node_store(settings: Settings) -> Store:
         return local
     try:
         shared = open_shared_store(settings.store_url, max_connections=settings.threads + settings.launcher_workers + 8,
-                                   timeout_seconds=max(settings.node_call_timeout_seconds, 5.0))
+                                   timeout_seconds=settings.store_timeout_seconds)
     except BaseException:
         local.close()
         raise
