@@ -83,8 +83,11 @@ app = typer.Typer(
 users_app = typer.Typer(help="Add, list, disable, enable users and reset passwords (also while the server runs).",
                         no_args_is_help=True)
 catalogue_app = typer.Typer(help="Fill the local search catalogue (the LOCAL data provider).", no_args_is_help=True)
+store_app = typer.Typer(help="The store of a data directory: copy it into the database of a deployment of several "
+                        "nodes.", no_args_is_help=True)
 app.add_typer(users_app, name="user")
 app.add_typer(catalogue_app, name="catalogue")
+app.add_typer(store_app, name="store")
 
 DataDirOpt = Annotated[Path | None, typer.Option("--data-dir", metavar="DIR",
                                                  help="Data directory (default: ./.wasdi-data).")]
@@ -326,6 +329,32 @@ def catalogue_list(data_dir: DataDirOpt = None, config: ConfigOpt = None) -> Non
         typer.echo("The local catalogue is empty: add files with 'wasdi-server catalogue add FILE...'.", err=True)
     for product in products:
         typer.echo(catalogue.describe(product))
+
+
+@store_app.command("copy")
+def store_copy(
+    to: Annotated[str, typer.Option("--to", metavar="URL", help="The PostgreSQL database of the deployment "
+                                    "(postgresql://user:password@host:5432/wasdi), new and empty.")],
+    data_dir: DataDirOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Copy what the nodes of a deployment share (users, workspaces, apps ...) from the data directory into a
+    PostgreSQL database; the data directory keeps its files and processes, and becomes the main node's
+    (docs/nodes.md).  Stop the server first."""
+    from .management import store_copy as copier
+
+    def report(done: copier.Copied) -> None:
+        typer.echo(f"{done.collection}\t{done.documents}")
+
+    settings = _settings(config, data_dir=data_dir)
+    try:
+        copied = copier.copy_to_database(settings, to, report)
+    except copier.CopyRefused as e:
+        raise Failure(str(e)) from e
+    from .store.postgres_store import redacted
+
+    typer.echo(f"copied {sum(c.documents for c in copied)} documents of {len(copied)} collections into "
+               f"{redacted(to)}; start this data directory's server with --store-url as the main node", err=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
