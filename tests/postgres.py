@@ -8,6 +8,7 @@ they fail: CI machines run PostgreSQL.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -124,8 +125,6 @@ class OwnPostgres:
         return f"postgresql://postgres@127.0.0.1:{self.port}/{database}"
 
     def remove(self) -> None:
-        try:
+        with contextlib.suppress(RuntimeError):  # not running
             self.stop("immediate")
-        except RuntimeError:
-            pass  # not running
         shutil.rmtree(self.folder, ignore_errors=True)

@@ -16,8 +16,8 @@ def test_a_data_directory_moves_into_a_deployment_with_nothing_stranded(tmp_path
     alone = Server(data)
     alice = alone.add_user("alice@example.org")
     workspace = alone.get("/ws/create", alice, name="floods").json["stringValue"]
-    process = alone.services.processes.create(alone.services.users.active_user("alice@example.org"), workspace, "INGEST",
-                                              "scene.tif")
+    owner = alone.services.users.active_user("alice@example.org")
+    process = alone.services.processes.create(owner, workspace, "INGEST", "scene.tif")
     alone.close()
 
     runner = CliRunner()
