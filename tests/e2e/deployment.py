@@ -129,9 +129,10 @@ class Deployment:
                 node.proc.wait(10)
 
     def close(self) -> None:
+        """Stop every node (a clean stop also stops the apps it runs), killing one that lingers."""
         for code in list(self.nodes):
             with contextlib.suppress(Exception):
-                self.kill(code)
+                self.stop(code)
 
     # -- people -------------------------------------------------------------------------------------------
     def add_users(self, users: dict[str, bool]) -> None:
