@@ -88,7 +88,7 @@ def _build(ctx: OperationContext, title: str) -> bool:
 def _install_copy(ctx: OperationContext, doc: dict[str, Any], *, force: bool) -> None:
     """On a compute node: this node's copy of the app, installed from the main node (``nodes.app_install``)."""
     installer = ctx.services.apps.installer
-    if installer is None:
+    if installer is None or (not force and installer.is_current(doc)):
         return
     session = ctx.services.sessions.open(str(ctx.record["userId"]))
     try:
