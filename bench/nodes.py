@@ -41,6 +41,11 @@ SLEEP_ONE_SECOND = "import time\n\n\ndef run():\n    time.sleep(1)\n"
 SLEEP_LONG = "import time\n\n\ndef run():\n    time.sleep(30)\n"
 
 
+def scratch() -> tempfile.TemporaryDirectory[str]:
+    # a killed node's app may still be writing there when the folder goes
+    return tempfile.TemporaryDirectory(prefix="wasdi-nodes-bench-", ignore_cleanup_errors=True)
+
+
 @contextmanager
 def database(admin_url: str) -> Iterator[str]:
     import psycopg
@@ -58,7 +63,7 @@ def database(admin_url: str) -> Iterator[str]:
 
 @contextmanager
 def deployment(admin_url: str, compute: tuple[str, ...], settings: dict[str, object]) -> Iterator[Deployment]:
-    with database(admin_url) as url, tempfile.TemporaryDirectory(prefix="wasdi-nodes-bench-", ignore_cleanup_errors=True) as tmp:
+    with database(admin_url) as url, scratch() as tmp:
         d = start_deployment(Path(tmp), url, compute, settings)
         try:
             yield d
@@ -69,7 +74,7 @@ def deployment(admin_url: str, compute: tuple[str, ...], settings: dict[str, obj
 @contextmanager
 def lone_server(settings: dict[str, object]) -> Iterator[Deployment]:
     """A lone TinyDB server (no store_url), through the same helper."""
-    with tempfile.TemporaryDirectory(prefix="wasdi-nodes-bench-", ignore_cleanup_errors=True) as tmp:
+    with scratch() as tmp:
         d = Deployment(Path(tmp), "", dict(settings))
         original_env = d.env
 

@@ -213,9 +213,10 @@ class EndpointResource:
         ep, handler = entry
         try:
             call = self.parse(ep, req, path)
-            node = self.services.forwarder.node_of(call) if self.services.forwarder is not None else None
-            if node is not None:  # the call runs on the node of its workspace (nodes/forwarding.py)
-                answer = self.services.forwarder.relay(call, node)  # type: ignore[union-attr]
+            forwarder = self.services.forwarder
+            node = forwarder.node_of(call) if forwarder is not None else None
+            if forwarder is not None and node is not None:  # it runs on its workspace's node (nodes/forwarding.py)
+                answer = forwarder.relay(call, node)
             else:
                 cached_by = CACHED_BY.get(ep.name)
                 answer = self.cached(ep, handler, call, cached_by) if cached_by else success(ep, handler(call))

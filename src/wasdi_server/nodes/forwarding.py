@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
+from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -21,7 +22,7 @@ from wasdi_sdk.catalog.placement import WORKSPACE_NODE
 from ..api.answers import Answer
 from ..errors import ServerFailure
 from .client import NodeClient, NodeUnreachable, Peer
-from .identity import FROM_HEADER, NodeIdentity
+from .identity import NodeIdentity
 
 if TYPE_CHECKING:
     from ..api.framework import Call
@@ -58,8 +59,8 @@ class Forwarder:
     def node_of(self, call: Call) -> str | None:
         """The code of the other node that must answer ``call``, or ``None`` when this node does."""
         where = WORKSPACE_NODE.get(call.endpoint.name)
-        if where is None or not self.identity.in_deployment or call.request.get_header(FROM_HEADER):
-            return None
+        if where is None or not self.identity.in_deployment or self.identity.is_node_call(call.request.get_header):
+            return None  # a node's forwarded call is answered here, never forwarded again
         workspace_id = workspace_named(call, where)
         doc = self.workspaces.get(workspace_id) if workspace_id and len(workspace_id) <= 200 else None
         code = str((doc or {}).get("nodeCode") or "")
@@ -78,11 +79,12 @@ class Forwarder:
         content = self._body(call)
         if content is not None and req.content_length is not None and not isinstance(content, bytes):
             headers["content-length"] = str(req.content_length)
-        stack = self.client.open(peer, req.method, req.path, query=req.query_string, headers=headers,
-                                 content=content)
+        stack = ExitStack()  # open until the answer has been streamed to the client
         try:
-            response = stack.__enter__()
+            response = stack.enter_context(self.client.open(peer, req.method, req.path, query=req.query_string,
+                                                            headers=headers, content=content))
         except NodeUnreachable as e:
+            stack.close()
             log.warning("forwarding %s %s to node %s failed: %s", req.method, call.endpoint.path, code, e)
             raise ServerFailure(f"the workspace is on node {code}, which cannot be reached now; try again later "
                                 f"({e})") from e
@@ -91,19 +93,19 @@ class Forwarder:
         media_type = response.headers.get("content-type", "application/json")
         status = response.status_code
         if status in (204, 304) or req.method == "HEAD":
-            stack.__exit__(None, None, None)
+            stack.close()
             return Answer(status=status, media_type=media_type, body=b"", headers=answer_headers)
         return Answer(status=status, media_type=media_type, stream=self._chunks(stack, response, peer),
                       length=int(length) if length and length.isdigit() else None, headers=answer_headers)
 
     @staticmethod
-    def _chunks(stack: Any, response: httpx.Response, peer: Peer) -> Iterator[bytes]:
+    def _chunks(stack: ExitStack, response: httpx.Response, peer: Peer) -> Iterator[bytes]:
         try:
             yield from response.iter_raw(CHUNK)
         except httpx.HTTPError as e:
             log.warning("the answer of node %s broke off: %s", peer.code, e)
         finally:
-            stack.__exit__(None, None, None)
+            stack.close()
 
     @staticmethod
     def _body(call: Call) -> Any:

@@ -88,6 +88,10 @@ class NodeIdentity:
             return False
         return hmac.compare_digest((given_secret or "").encode(), self.secret.encode())
 
+    def is_node_call(self, get_header: Callable[[str], str | None]) -> bool:
+        """Whether a request (read through its ``get_header``) is another node's call: its node code and the secret."""
+        return bool(get_header(FROM_HEADER)) and self.is_node_caller(get_header(SECRET_HEADER))
+
     def node_headers(self) -> dict[str, str]:
         """The headers that make a call to another node a node-to-node call."""
         return {SECRET_HEADER: self.secret, FROM_HEADER: self.code}

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ServerFailure
 from .client import NodeClient, NodeUnreachable, Peer
-from .identity import FROM_HEADER, NodeIdentity
+from .identity import NodeIdentity
 
 if TYPE_CHECKING:
     from ..api.framework import Call
@@ -38,7 +38,7 @@ class Merges:
     def active(self, call: Call) -> bool:
         """Whether this call merges: on the main node, not for another node's own call."""
         return (self.client is not None and self.identity.is_main and self.identity.in_deployment
-                and not call.request.get_header(FROM_HEADER))
+                and not self.identity.is_node_call(call.request.get_header))
 
     def ask_nodes(self, call: Call, query: dict[str, Any] | None = None) -> list[Any]:
         """The JSON answers of every live compute node to the same call (path and query, or ``query``)."""
