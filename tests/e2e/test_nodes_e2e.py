@@ -299,3 +299,28 @@ def test_a_killed_compute_node_leaves_the_rest_working_and_loses_nothing(deploym
         assert node1.get("/process/byws", params={"workspace": workspace}).json()
     eventually(lambda: "propagated GET /processors/libupdate to node node1" in d.nodes["wasdi"].output(), 90,
                f"the delivery of the outbox of {outbox}")
+
+
+def test_a_workflow_uploaded_on_the_main_node_runs_on_the_node_of_its_workspace(deployment: Deployment,
+                                                                                tmp_path: Path) -> None:
+    from tests.e2e.test_data_e2e import make_geotiff
+    from tests.server.snap import graph
+
+    d = deployment
+    workspace = workspace_on(d, ALICE, "node2", "graphs")
+    source = tmp_path / "scale.xml"
+    source.write_bytes(graph(reads=("Read",), writes=("Write",)))
+    with WasdiClient(base_url=d.nodes["wasdi"].url, session_token=d.token(ALICE), max_retries=0) as sdk:
+        sdk.workflows.upload(source, name="scale on nodes")
+        flow = sdk.workflows.get_by_name("scale on nodes")
+        sdk.upload_and_ingest(workspace, make_geotiff(tmp_path / "scene.tif"), timeout=60)  # to node 2
+        started = sdk.workflows.run(workspace=workspace, workflow_id=str(flow.workflow_id),
+                                    input_file_names=["scene.tif"], template_params={"$SCALE": "2"})
+        assert started.bool_value and started.string_value
+        record = sdk.processes.get(started.string_value)  # node 2 answers: the SDK learnt where it runs
+        assert record.operation_type == "GRAPH" and record.workspace_id == workspace
+    # node 2 read the graph from the main node, where it was uploaded
+    copy = d.nodes["node2"].data_dir / "workflows" / f"{flow.workflow_id}.xml"
+    assert copy.read_bytes() == source.read_bytes()
+    assert (d.nodes["node2"].data_dir / "files" / ALICE / workspace / "scene.tif").is_file()
+    assert not (d.nodes["wasdi"].data_dir / "files" / ALICE / workspace).exists()

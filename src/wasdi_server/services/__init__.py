@@ -9,6 +9,7 @@ from ..launcher import Launcher
 from ..nodes.app_install import AppInstaller
 from ..nodes.client import NodeClient
 from ..nodes.forwarding import Forwarder
+from ..nodes.graphs import graph_reader
 from ..nodes.identity import MAIN_NODE, NodeIdentity
 from ..nodes.merges import Merges
 from ..nodes.outbox import OUTBOX, Outbox
@@ -358,6 +359,8 @@ def wire_nodes(services: Services, c: Any) -> None:
         services.node_client = NodeClient(identity, c("nodes"), settings.node_call_timeout_seconds)
         services.forwarder = Forwarder(identity, services.node_client, c("workspaces"))
         services.styles.shared_records = True
+        services.workflows.fetch_graph = graph_reader(services.node_client, services.sessions.open,
+                                                      services.sessions.close)
         if identity.is_main:
             services.outbox = Outbox(c(OUTBOX), services.node_client, settings.data_dir / "outbox",
                                      services.sessions.open, services.sessions.close, services.store.atomic)
