@@ -354,6 +354,7 @@ class WorkflowService:
         graph = self.graph_path(doc["workflowId"])
         if self.fetch_graph is not None and doc.get("nodeCode") not in (None, self.node_code):
             # A workflow uploaded on another node: its graph, as it is there now, comes to this node's disk.
+            graph.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(graph, self.fetch_graph(doc, user))
         try:
             data = graph.read_bytes()
