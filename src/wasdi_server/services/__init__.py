@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..launcher import Launcher
 from ..nodes.app_install import AppInstaller
@@ -19,7 +19,7 @@ from ..providers.mapserver import make_map_server
 from ..providers.payments import PaymentProviders
 from ..providers.search import SearchProviders
 from ..settings import Settings
-from ..store import SplitStore, Store, open_shared_store, open_store
+from ..store import Collection, SplitStore, Store, open_shared_store, open_store
 from ..store.logs import RunLogs
 from .admin_lookups import AdminLookups
 from .admin_users import AdminUsers
@@ -351,7 +351,7 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
     return services
 
 
-def wire_nodes(services: Services, c: Any) -> None:
+def wire_nodes(services: Services, c: Callable[[str], Collection]) -> None:
     """The deployment's parts (``nodes/``): on a lone server only merges and propagation that do nothing."""
     identity, settings = services.identity, services.settings
     if identity.in_deployment:
