@@ -114,6 +114,20 @@ class Settings:
     Empty: derived from each request."""
     node_code: str = "wasdi"
     """Code of this node; ``wasdi`` is the main node."""
+    store_url: str = ""
+    """PostgreSQL database the nodes of a deployment share (``postgresql://user:password@host:5432/wasdi``,
+    docs/nodes.md); empty: one node, everything in the embedded store of ``data_dir``."""
+    node_secret: str = ""
+    """Secret the nodes of a deployment share (the same on each, 16 characters or more): every node-to-node call
+    carries it.  Needed with ``store_url``."""
+    main_url: str = ""
+    """Address compute nodes reach the main node at; empty: the ``apiUrl`` registered for node ``wasdi`` (the
+    main node registers its ``public_url`` at start)."""
+    store_timeout_seconds: float = 5.0
+    """Longest wait for a connection to the shared database (``store_url``); a request that waits longer (the
+    database is down or restarting) fails in its endpoint's failure style."""
+    node_call_timeout_seconds: float = 10.0
+    """Longest wait for another node (to connect, and for each read of its answer)."""
     cloud_provider: str = "local"
     """Cloud provider code of this node (NodeViewModel ``cloudProvider``)."""
     sla_link: str = ""
