@@ -6,7 +6,7 @@ DATA_DIR ?= ./.wasdi-data
 HOST ?= 127.0.0.1
 PORT ?= 8080
 
-.PHONY: run test test-install lint typecheck bench fuzz clean
+.PHONY: run test test-install lint typecheck async docs bench fuzz clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -25,7 +25,7 @@ run: $(VENV)/.stamp-run
 	$(BIN)/wasdi-server serve --data-dir $(DATA_DIR) --host $(HOST) --port $(PORT) --init-admin
 
 test: $(VENV)/.stamp-test
-	$(BIN)/ruff check src tests bench examples
+	$(BIN)/ruff check src tests bench examples tools
 	$(BIN)/mypy --strict src/wasdi_sdk
 	$(BIN)/python -m pytest -n 2 tests
 	@# The workers of -n 2 swallow prints: the counts are printed by one more, quick, run.
@@ -35,10 +35,18 @@ test-install: $(VENV)/.stamp-test
 	$(BIN)/python -m pytest -m install tests/packaging
 
 lint: $(VENV)/.stamp-test
-	$(BIN)/ruff check src tests bench examples
+	$(BIN)/ruff check src tests bench examples tools
 
 typecheck: $(VENV)/.stamp-test
 	$(BIN)/mypy --strict src/wasdi_sdk
+
+# The documentation site, into site/ (the strict build also runs in make test: tests/docs/test_site.py).
+docs: $(VENV)/.stamp-test
+	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict
+
+# The async client is generated from the sync one (tools/gen_async.py); a test fails while it is stale.
+async: $(VENV)/.stamp-test
+	$(BIN)/python tools/gen_async.py
 
 fuzz: $(VENV)/.stamp-test
 	WASDI_FUZZ_EXAMPLES=300 $(BIN)/python -m pytest -n 2 tests/server/test_fuzz.py
@@ -47,4 +55,4 @@ bench: $(VENV)/.stamp-test
 	$(BIN)/python bench/server_overhead.py
 
 clean:
-	rm -rf $(VENV) build dist src/*.egg-info
+	rm -rf $(VENV) build dist site src/*.egg-info

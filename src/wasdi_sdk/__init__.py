@@ -10,6 +10,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ._async import AsyncWasdiClient
     from ._base_client import DEFAULT_BASE_URL, RawResponse
     from ._client import WasdiClient
     from ._exceptions import (
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 _WHERE: dict[str, str] = {
     # public name: the module defining it
     "DEFAULT_BASE_URL": "._base_client", "RawResponse": "._base_client",
-    "WasdiClient": "._client",
+    "WasdiClient": "._client", "AsyncWasdiClient": "._async",
     **dict.fromkeys([
         "APIConnectionError", "APIError", "APITimeoutError", "AuthenticationError", "BadRequestError",
         "ConflictError", "EmptyResultError", "NoContentError", "NotFoundError", "NotModifiedError",
@@ -68,6 +69,7 @@ __all__ = [
     "APIConnectionError",
     "APIError",
     "APITimeoutError",
+    "AsyncWasdiClient",
     "AuthenticationError",
     "BadRequestError",
     "ConflictError",

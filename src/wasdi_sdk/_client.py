@@ -9,7 +9,6 @@ from typing import Any, Self
 
 from ._base_client import BaseClient
 from .config import WasdiConfig, load_config
-from .helpers import wait_for_process
 from .models import GeorefProductViewModel, ProcessWorkspaceViewModel
 from .resources import (
     AdminResource,
@@ -174,8 +173,8 @@ class WasdiClient(BaseClient):
         return WorkspacesResource(self)
 
     def wait_for_process(self, process_id: str, **kwargs: Any) -> ProcessWorkspaceViewModel:
-        """Wait until a process is DONE (or raise on ERROR/STOPPED); see ``wasdi_sdk.helpers.wait_for_process``."""
-        return wait_for_process(self, process_id, **kwargs)
+        """Wait until a process is DONE (or raise on ERROR/STOPPED); see ``client.processes.wait``."""
+        return self.processes.wait(process_id, **kwargs)
 
     def upload_and_ingest(self, workspace: str, file: Any, **kwargs: Any) -> GeorefProductViewModel:
         """Upload a file and wait until it is a product; see ``wasdi_sdk.transfer.upload_and_ingest``."""

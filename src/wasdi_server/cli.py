@@ -83,8 +83,11 @@ app = typer.Typer(
 users_app = typer.Typer(help="Add, list, disable, enable users and reset passwords (also while the server runs).",
                         no_args_is_help=True)
 catalogue_app = typer.Typer(help="Fill the local search catalogue (the LOCAL data provider).", no_args_is_help=True)
+store_app = typer.Typer(help="The store of a data directory: copy it into the database of a deployment of several "
+                        "nodes.", no_args_is_help=True)
 app.add_typer(users_app, name="user")
 app.add_typer(catalogue_app, name="catalogue")
+app.add_typer(store_app, name="store")
 
 DataDirOpt = Annotated[Path | None, typer.Option("--data-dir", metavar="DIR",
                                                  help="Data directory (default: ./.wasdi-data).")]
@@ -108,7 +111,6 @@ def serve(settings: Settings, *, init_admin: bool = False) -> None:
     from .app import create_app
     from .management import catalogue
     from .management.channel import AdminChannel
-    from .messages import start_listener
     from .services import build_services
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -120,7 +122,9 @@ def serve(settings: Settings, *, init_admin: bool = False) -> None:
     services = build_services(settings)
     channel = AdminChannel(services)
     listener = None
+    sftp = None
     try:
+        services.identity.check_serving()
         if init_admin and services.store.collection("users").count() == 0:
             from .management import accounts
             from .services.passwords import random_password
@@ -131,11 +135,20 @@ def serve(settings: Settings, *, init_admin: bool = False) -> None:
                   f"  password: {password}", flush=True)
         services.start()
         channel.start()
+        sftp = start_sftp(settings, services)
         application = create_app(settings, services)
         # The broker first: a client told to listen there must find it.
-        listener = start_listener(services)
+        listener = start_broker(settings, services)
         url = settings.public_url or f"http://{settings.host}:{settings.port}"
-        print(f"WASDI server on {url} (data in {settings.data_dir})", flush=True)
+        role = ""
+        if settings.store_url:
+            from .store.postgres_store import redacted
+
+            kind = "main node" if services.identity.is_main else "compute node"
+            role = f", {kind} {settings.node_code} sharing {redacted(settings.store_url)}"
+        print(f"WASDI server on {url} (data in {settings.data_dir}{role})", flush=True)
+        if sftp is not None:
+            print(f"SFTP service on {sftp.address} (host key {sftp.fingerprint})", flush=True)
         if listener is not None:
             print(f"Messages: the built-in broker on ws://{settings.host}:{listener.port} (STOMP over WebSocket)",
                   flush=True)
@@ -151,8 +164,45 @@ def serve(settings: Settings, *, init_admin: bool = False) -> None:
     finally:
         if listener is not None:
             listener.stop()
+        if sftp is not None:
+            sftp.stop()
         channel.stop()
         services.close()
+
+
+def start_broker(settings: Settings, services: Any) -> Any:
+    """The built-in message broker, listening (``None`` with RabbitMQ, ``broker_url``)."""
+    from .messages import builtin_port, start_listener
+
+    try:
+        return start_listener(services)
+    except OSError as e:
+        raise Failure(f"the built-in message broker cannot listen on {settings.host}:{builtin_port(settings)} ({e}): "
+                      "set broker_port (WASDI_SERVER_BROKER_PORT, --broker-port) to a free port, or publish to "
+                      "RabbitMQ (broker_url)") from e
+
+
+def start_sftp(settings: Settings, services: Any) -> Any:
+    """The SFTP service of the upload accounts, listening (``None`` when ``sftp_enabled`` is false)."""
+    if not settings.sftp_enabled:
+        return None
+    from .services.login_throttle import LoginThrottle
+    from .transfer.sftp_server import SftpService
+
+    logging.getLogger("asyncssh").setLevel(logging.WARNING)  # a line per packet otherwise; ours say who logs in
+    service = SftpService(services.uploads, host=settings.host, port=settings.sftp_port,
+                          host_key_path=settings.sftp_host_key_path, quota_bytes=settings.sftp_quota_bytes,
+                          throttle=LoginThrottle())
+    try:
+        service.start()
+    except OSError as e:
+        raise Failure(f"the SFTP service cannot listen on {settings.host}:{settings.sftp_port} ({e.strerror or e}): "
+                      "set sftp_port (WASDI_SERVER_SFTP_PORT, --sftp-port) to a free port, or sftp_enabled = false"
+                      ) from e
+    from .transfer.address import sftp_address
+
+    services.uploads.sftp_address = sftp_address(settings, service.port)
+    return service
 
 
 def run_account_operation(settings: Settings, operation: str, arguments: dict[str, Any]) -> Any:
@@ -202,13 +252,24 @@ def serve_command(
     web_client: Annotated[Path | None, typer.Option(
         "--web-client", metavar="DIR", help="Serve a built WASDI web client (wasdiClient2) from this folder at /, "
         "same origin as the API.")] = None,
+    sftp_port: Annotated[int | None, typer.Option("--sftp-port", min=0, max=65535, metavar="N",
+                                                  help="Port of the SFTP service (default: 2222; 0: any free port)."
+                                                  )] = None,
     broker_port: Annotated[int | None, typer.Option(
         "--broker-port", min=1, max=65535, metavar="N",
         help="Port of the built-in message broker (default: the API's port + 1).")] = None,
+    node_code: Annotated[str | None, typer.Option(
+        "--node-code", metavar="CODE", help="This node's code in a deployment of several nodes (default: wasdi, the "
+        "main node).")] = None,
+    store_url: Annotated[str | None, typer.Option(
+        "--store-url", metavar="URL", help="The PostgreSQL database the nodes of a deployment share "
+        "(postgresql://...); better in WASDI_SERVER_STORE_URL when it holds a password.")] = None,
 ) -> None:
-    """Serve the API with waitress, and the built-in message broker beside it, until interrupted (Ctrl-C)."""
+    """Serve the API with waitress, the built-in message broker and the SFTP service of the upload accounts beside
+    it, until interrupted (Ctrl-C)."""
     settings = _settings(config, data_dir=data_dir, host=host, port=port, threads=threads, public_url=public_url,
-                         web_client_dir=str(web_client.resolve()) if web_client else None, broker_port=broker_port)
+                         web_client_dir=str(web_client.resolve()) if web_client else None, sftp_port=sftp_port,
+                         broker_port=broker_port, node_code=node_code, store_url=store_url)
     serve(settings, init_admin=init_admin)
 
 
@@ -328,6 +389,32 @@ def catalogue_list(data_dir: DataDirOpt = None, config: ConfigOpt = None) -> Non
         typer.echo("The local catalogue is empty: add files with 'wasdi-server catalogue add FILE...'.", err=True)
     for product in products:
         typer.echo(catalogue.describe(product))
+
+
+@store_app.command("copy")
+def store_copy(
+    to: Annotated[str, typer.Option("--to", metavar="URL", help="The PostgreSQL database of the deployment "
+                                    "(postgresql://user:password@host:5432/wasdi), new and empty.")],
+    data_dir: DataDirOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Copy what the nodes of a deployment share (users, workspaces, apps ...) from the data directory into a
+    PostgreSQL database; the data directory keeps its files and processes, and becomes the main node's
+    (docs/nodes.md).  Stop the server first."""
+    from .management import store_copy as copier
+
+    def report(done: copier.Copied) -> None:
+        typer.echo(f"{done.collection}\t{done.documents}")
+
+    settings = _settings(config, data_dir=data_dir)
+    try:
+        copied = copier.copy_to_database(settings, to, report)
+    except copier.CopyRefused as e:
+        raise Failure(str(e)) from e
+    from .store.postgres_store import redacted
+
+    typer.echo(f"copied {sum(c.documents for c in copied)} documents of {len(copied)} collections into "
+               f"{redacted(to)}; start this data directory's server with --store-url as the main node", err=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

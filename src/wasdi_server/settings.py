@@ -114,6 +114,20 @@ class Settings:
     Empty: derived from each request."""
     node_code: str = "wasdi"
     """Code of this node; ``wasdi`` is the main node."""
+    store_url: str = ""
+    """PostgreSQL database the nodes of a deployment share (``postgresql://user:password@host:5432/wasdi``,
+    docs/nodes.md); empty: one node, everything in the embedded store of ``data_dir``."""
+    node_secret: str = ""
+    """Secret the nodes of a deployment share (the same on each, 16 characters or more): every node-to-node call
+    carries it.  Needed with ``store_url``."""
+    main_url: str = ""
+    """Address compute nodes reach the main node at; empty: the ``apiUrl`` registered for node ``wasdi`` (the
+    main node registers its ``public_url`` at start)."""
+    store_timeout_seconds: float = 5.0
+    """Longest wait for a connection to the shared database (``store_url``); a request that waits longer (the
+    database is down or restarting) fails in its endpoint's failure style."""
+    node_call_timeout_seconds: float = 10.0
+    """Longest wait for another node (to connect, and for each read of its answer)."""
     cloud_provider: str = "local"
     """Cloud provider code of this node (NodeViewModel ``cloudProvider``)."""
     sla_link: str = ""
@@ -168,8 +182,9 @@ class Settings:
     import_roots: list[str] = field(default_factory=list)
     """Folders ``file://`` imports may read (besides ``<data_dir>/imports``); env: paths joined by ``:``."""
     import_allowed_hosts: list[str] = field(default_factory=list)
-    """Hosts (names, addresses or networks like ``10.0.0.0/24``) that http(s) imports may reach although
-    they are loopback, private or link-local; everything else non-public is refused.  Env: comma separated."""
+    """Hosts (names, addresses or networks like ``10.0.0.0/24``) that http(s) imports and FTP/SFTP exports may
+    reach although they are loopback, private or link-local; everything else non-public is refused.  Env: comma
+    separated."""
     import_timeout_seconds: float = 60.0
     """Connect/read timeout of http(s) imports (DOWNLOAD operations)."""
     map_server: str = "local"
@@ -230,6 +245,14 @@ class Settings:
     """Longest pause between two attempts to reach RabbitMQ (the pauses double from 0.5 s up to this)."""
     subscriber_buffer_bytes: int = 8 * 1024**2
     """Bytes the built-in broker holds for one subscriber that does not read; past this it is disconnected."""
+    sftp_enabled: bool = True
+    """Serve the built-in SFTP service beside the API (``wasdi-server serve``): upload accounts log in there."""
+    sftp_port: int = 2222
+    """Port of the SFTP service (on ``host``); 0: a free port chosen at start (the log says which)."""
+    sftp_quota_bytes: int = 100 * 1024**3
+    """Most bytes one upload account's folder may hold (SFTP uploads and ``copytosfpt``); 0: no limit."""
+    ftp_timeout_seconds: float = 60.0
+    """Connect/read timeout of FTP, FTPS and SFTP exports (FTPUPLOAD operations)."""
 
     @property
     def files_root(self) -> Path:
@@ -240,6 +263,11 @@ class Settings:
     def uploads_root(self) -> Path:
         """Root of the file-transfer (upload account) folders: ``<uploads_root>/<userId>/``."""
         return self.data_dir / "uploads"
+
+    @property
+    def sftp_host_key_path(self) -> Path:
+        """The SFTP service's host key (made at its first start, kept so clients recognise the server)."""
+        return self.data_dir / "sftp" / "ssh_host_ed25519_key"
 
     @property
     def mail_dir(self) -> Path:

@@ -58,6 +58,8 @@ def server_env() -> dict[str, str]:
     env["PYTHONUNBUFFERED"] = "1"
     # The tests' own web servers listen on loopback, which imports refuse unless an operator allows it.
     env["WASDI_SERVER_IMPORT_ALLOWED_HOSTS"] = "127.0.0.1"
+    # Each server's SFTP service on a free port of its own (the default 2222 would be shared by every test).
+    env["WASDI_SERVER_SFTP_PORT"] = "0"
     return env
 
 

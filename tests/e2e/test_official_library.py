@@ -222,3 +222,35 @@ def test_base_url_with_a_trailing_slash(waspy, server, accounts, tmp_path: Path)
     assert waspy.getWorkspaceIdByName("slashed") == ws_id
     assert waspy.deleteWorkspace(ws_id) is True
     assert listed(server, accounts.alice) == {}
+
+
+def test_copy_file_to_sftp_then_fetch_it_from_the_servers_sftp_service(waspy, server, accounts,
+                                                                       tmp_path: Path) -> None:
+    import asyncio
+    import mailbox
+    import re
+
+    import asyncssh
+
+    scene = tmp_path / "scene.txt"
+    scene.write_bytes(b"a scene, more or less")
+    with server.sdk(accounts.alice) as sdk:
+        ws_id = str(sdk.workspaces.create(name="transfers").string_value)
+        sdk.products.upload_without_ingest(ws_id, scene)
+        sdk.auth.create_upload_account(email=accounts.alice)
+    outbox = mailbox.Maildir(server.data_dir / "mail" / "outbox", create=False)
+    password = re.findall(r"PASSWORD: (\S+)", "".join(m.get_payload() for m in outbox))[-1]
+    found = re.search(r"SFTP service on 127\.0\.0\.1:(\d+)", server.output())
+    assert found, server.output()
+
+    assert waspy.init(str(write_config(tmp_path, server.base_url, USER=accounts.alice, PASSWORD=accounts.password,
+                                       WORKSPACEID=ws_id))) is True
+    assert waspy.copyFileToSftp("scene.txt") == "DONE"
+
+    async def fetch() -> bytes:
+        async with asyncssh.connect("127.0.0.1", int(found.group(1)), username=accounts.alice, password=password,
+                                    known_hosts=None, client_keys=None, agent_path=None) as conn, \
+                conn.start_sftp_client() as sftp, sftp.open("scene.txt", "rb") as handle:
+            return bytes(await handle.read())
+
+    assert asyncio.run(fetch()) == b"a scene, more or less"

@@ -4,8 +4,9 @@ The server is started by the ``run:`` recipe of the Makefile (its variables fill
 port), in a fresh folder, so the README, the Makefile and this test cannot drift apart.  Each ``console``
 block of the tour is a transcript: ``$ command`` lines, each followed by the output it must print (``…``
 stands for any text within a line; a line holding only ``…`` for any number of lines).  The only
-substitutions: the free port for ``8080``, and the admin password ``make run`` printed for its placeholder.
-The Python blocks then run as written (the official library's reads the ``config.json`` block).
+substitutions: the free port for ``8080`` (and one for the SFTP service), and the admin password
+``make run`` printed for its placeholder.  The Python blocks then run as written (the official library's
+reads the ``config.json`` block).
 """
 
 from __future__ import annotations
@@ -83,7 +84,8 @@ def make_run_recipe(port: int) -> list[str]:
 def tour_env(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("WASDI")}
     env.update(PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}", HOME=str(home), WASDI_CONFIG_DIR=str(home / "config"),
-               NO_COLOR="1", COLUMNS="200", PYTHONUNBUFFERED="1")
+               NO_COLOR="1", COLUMNS="200", PYTHONUNBUFFERED="1",
+               WASDI_SERVER_SFTP_PORT="0")  # a free port, as for the API: other tests run servers too
     env.pop("VIRTUAL_ENV", None)
     return env
 

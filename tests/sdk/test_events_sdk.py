@@ -19,6 +19,7 @@ from tests.messages_support import (
 from wasdi_sdk import AuthenticationError, PermissionDeniedError, WasdiClient
 from wasdi_sdk.events.stream import EventsUnavailableError
 from wasdi_sdk.events.updates import ProcessUpdates
+from wasdi_sdk.events.waits import wait_for_process
 from wasdi_sdk.models.events import (
     BrokerAddress,
     DeleteMessage,
@@ -146,5 +147,5 @@ def test_a_wait_wakes_on_the_message_not_the_poll(server: LiveServer, sdk: Wasdi
 
     threading.Thread(target=finish).start()
     started = time.monotonic()
-    final = sdk.wait_for_process(pid, poll_interval=30, max_interval=30, listen=True)
+    final = wait_for_process(sdk, pid, poll_interval=30, max_interval=30)
     assert final.status == "DONE" and time.monotonic() - started < 5  # polling alone would take 30 s

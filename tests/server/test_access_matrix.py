@@ -247,10 +247,12 @@ TABLE: list[Row] = [
     Row("files.properties", "product", "OWRA", lambda ws: {"workspace": ws, "file": ws.parent}),
     Row("files.ingest", "product", "OWA", lambda ws: {"workspace": ws, "file": ws.parent}),
     Row("files.ingest_upload", "upload", "OWA", lambda ws: {"workspace": ws, "file": ws.parent}),
-    # transfers to FTP/SFTP are not offered (501), but only to those who may write the workspace
+    # transfers run as operations of the workspace, so they need write access (the export is queued, then
+    # refused by the outbound guard: loopback); a copy into the caller's transfer folder needs a transfer
+    # account, which the matrix's users do not have: getting that answer (400) means the permission check passed
     Row("files.ftp_upload", "product", "OWA", lambda ws: {"workspace": ws},
-        body=lambda ws: {"fileName": ws.parent, "server": "ftp.example.org"}, passed=501),
-    Row("files.copy_to_sftp", "product", "OWA", lambda ws: {"workspace": ws, "file": ws.parent}, passed=501),
+        body=lambda ws: {"fileName": ws.parent, "server": "127.0.0.1"}),
+    Row("files.copy_to_sftp", "product", "OWA", lambda ws: {"workspace": ws, "file": ws.parent}, passed=400),
     # the web console: read access to the workspace, then "not available here"
     Row("console.ready", "workspace", "OWRA", lambda ws: {"workspaceId": ws}),
     Row("console.create", "workspace", "OWRA", lambda ws: {"workspaceId": ws}, passed=501),

@@ -1,5 +1,6 @@
-"""The web client's calls beyond the contract: DELETE /node, GET /filebuffer/styles, PUT /catalog/upload/ingest,
-the SFTP-based /catalog calls (not available, said clearly) and the notebook console (none on this server)."""
+"""The web client's calls beyond the contract: DELETE /node, GET /filebuffer/styles, PUT /catalog/upload/ingest
+and the notebook console (none on this server).  The transfers (SFTP, FTP export, copy to SFTP) have their own
+tests: test_sftp_service.py and test_transfer_operations.py."""
 
 from __future__ import annotations
 
@@ -98,26 +99,6 @@ def test_a_writer_ingests_from_their_own_upload_account(server: Server, alice: P
     assert r.status_code == 404
 
 
-# -- SFTP-based calls: not available --------------------------------------------------------------------
-def test_ftp_and_sftp_calls_say_they_are_not_available(server: Server, alice: Person, bob: Person) -> None:
-    ws = new_workspace(server, alice)
-    body = {"server": "ftp.example.org", "port": 21, "user": "u", "password": "p", "fileName": "a.tif"}
-    for r in (server.http.simulate_put("/catalog/upload/ftp", params={"workspace": ws}, json=body,
-                                       headers=alice.headers),
-              server.get("/catalog/copytosfpt", alice, file="a.tif", workspace=ws)):
-        assert r.status_code == 200
-        assert r.json["boolValue"] is False and r.json["intValue"] == 501
-        assert "not available on this server" in r.json["stringValue"]
-    anonymous = server.get("/catalog/copytosfpt", None, file="a.tif", workspace=ws)
-    assert anonymous.json["boolValue"] is False and anonymous.json["intValue"] == 401
-    missing = server.get("/catalog/copytosfpt", alice, workspace=ws)
-    assert missing.json["boolValue"] is False and missing.json["intValue"] == 400
-    # only someone who may write the workspace is told: others are refused first
-    for r in (server.http.simulate_put("/catalog/upload/ftp", params={"workspace": ws}, json=body, headers=bob.headers),
-              server.get("/catalog/copytosfpt", bob, file="a.tif", workspace=ws)):
-        assert r.json["boolValue"] is False and r.json["intValue"] == 403
-
-
 # -- /console -------------------------------------------------------------------------------------------
 def test_console_is_never_ready_and_cannot_be_created(server: Server, alice: Person, reader: Person) -> None:
     ws = new_workspace(server, alice)
@@ -149,10 +130,6 @@ def test_sdk_methods_of_the_extras(server: Server, alice: Person, admin: Person,
     assert client.console.ready(ws).bool_value is False
     with pytest.raises(ServerError, match="No notebook console"):
         client.console.create(ws)
-    with pytest.raises(ServerError, match="not available"):
-        client.files.copy_to_sftp("a.tif", ws)
-    with pytest.raises(ServerError, match="not available"):
-        client.files.ftp_upload(ws)
     started = client.files.ingest_upload("sftp.tif", ws)
     assert client.wait_for_process(str(started.string_value), poll_interval=0.05, timeout=30).status == "DONE"
     add_node(server, admin, "n2")

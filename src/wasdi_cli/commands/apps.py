@@ -216,9 +216,10 @@ def deploy(
 
 def _wait_for_build(client: "WasdiClient", process_id: str, app_name: str) -> None:
     from wasdi_sdk import ProcessFailedError
+    from wasdi_sdk.events.waits import wait_for_process
 
     try:
-        client.wait_for_process(process_id, poll_interval=0.5, max_interval=2.0, listen=True)
+        wait_for_process(client, process_id, poll_interval=0.5, max_interval=2.0)
         failed = None
     except ProcessFailedError as e:
         failed = e

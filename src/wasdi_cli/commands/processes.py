@@ -107,6 +107,7 @@ def wait(
 ) -> None:
     """Wait until a process is DONE; exits 1 if it ends in ERROR or STOPPED."""
     from wasdi_sdk import EmptyResultError, ProcessFailedError, ProcessTimeoutError
+    from wasdi_sdk.events.waits import wait_for_process
 
     out = Output(json_output=json, quiet=quiet)
     with connection.client(profile, base_url) as client, progress(f"Waiting for {process}", total=100) as advance:
@@ -118,8 +119,7 @@ def wait(
             done[0] = max(done[0], perc)
 
         try:
-            final = client.wait_for_process(process, timeout=timeout, poll_interval=interval, on_update=update,
-                                            listen=True)
+            final = wait_for_process(client, process, timeout=timeout, poll_interval=interval, on_update=update)
         except EmptyResultError as e:
             raise CliError(f"no process '{process}' (or it is not accessible)") from e
         except ProcessTimeoutError as e:

@@ -1,4 +1,7 @@
-"""``wasdi uploads ...``: your file-transfer (upload) account and its files (``client.auth``)."""
+"""``wasdi uploads ...``: your file-transfer (upload) account and its files (``client.auth``).
+
+The account's user and password open the server's SFTP service (``wasdi-server serve``, port 2222 by default).
+"""
 
 from typing import Annotated
 
@@ -27,7 +30,7 @@ def status(profile: ProfileOpt = None, base_url: BaseUrlOpt = None) -> None:
 
 @app.command()
 def create(email: EmailArg, profile: ProfileOpt = None, base_url: BaseUrlOpt = None) -> None:
-    """Create your file-transfer account; its user and password are mailed to EMAIL."""
+    """Create your file-transfer account; its user and password (for the server's SFTP service) are mailed to EMAIL."""
     with connection.client(profile, base_url) as client:
         client.auth.create_upload_account(email=email)
     message(f"Created the file-transfer account; its credentials are mailed to {email}")
@@ -46,7 +49,7 @@ def files(profile: ProfileOpt = None, base_url: BaseUrlOpt = None) -> None:
 
 @app.command("reset-password")
 def reset_password(email: EmailArg, profile: ProfileOpt = None, base_url: BaseUrlOpt = None) -> None:
-    """Have a new file-transfer password mailed to EMAIL."""
+    """Have a new file-transfer password mailed to EMAIL (the old one stops working, open SFTP sessions end)."""
     with connection.client(profile, base_url) as client:
         client.auth.update_upload_password(email=email)
     message(f"A new file-transfer password is mailed to {email}")
@@ -54,7 +57,7 @@ def reset_password(email: EmailArg, profile: ProfileOpt = None, base_url: BaseUr
 
 @app.command()
 def remove(yes: YesOpt = False, profile: ProfileOpt = None, base_url: BaseUrlOpt = None) -> None:
-    """Remove your file-transfer account."""
+    """Remove your file-transfer account (open SFTP sessions end; the files stay until ingested or deleted)."""
     if not yes:
         if not output.stdin_is_tty():
             raise CliError("refusing to remove without confirmation: stdin is not a terminal; pass --yes", USAGE)

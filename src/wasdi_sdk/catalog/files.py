@@ -2,7 +2,7 @@
 
 Processors written for WASDI use these to find, fetch, describe and ingest workspace files, so a server
 the official library works against must answer them.  The web client adds the ingest from the upload
-account and the FTP upload; the SFTP copies are answered "not available on this server".
+account and the FTP upload; the library also copies files into the user's SFTP folder.
 """
 
 from ._types import B_PRIMITIVE, BYTES, JSON, PRIMITIVE, A, Auth, Endpoint, Style, json_body, q, qbool, qreq
@@ -37,12 +37,14 @@ ENDPOINTS = (
                      "INGEST; stringValue is the process id (the web client's call)."),
     Endpoint("files.ftp_upload", "PUT", "/catalog/upload/ftp", Style.MARKER, B_PRIMITIVE,
              query=(qreq("workspace"), q("parent")), body=json_body("FtpTransferViewModel", required=False),
-             response=PRIMITIVE, mutates=True, statuses=(200, 400, 401, 403, 501), contract=False,
-             summary="Send a workspace file to an FTP server: not available on this server (boolValue false, "
-                     "intValue 501, and a sentence saying so)."),
+             response=PRIMITIVE, mutates=True, statuses=(200, 400, 401, 403, 404), contract=False,
+             summary="Queue an FTPUPLOAD: send a workspace file (fileName) to the FTP, FTPS or SFTP server the body "
+                     "names (server or serverIp, port, user, password, destinationAbsolutePath, sftp, ftps); "
+                     "stringValue is the process id."),
     Endpoint("files.copy_to_sftp", "GET", "/catalog/copytosfpt", Style.MARKER, B_PRIMITIVE,
-             query=(qreq("file"), qreq("workspace"), q("parent"), q("path")), response=PRIMITIVE, mutates=True,
-             statuses=(200, 400, 401, 403, 501), contract=False,
-             summary="Copy a workspace file to the user's SFTP folder: not available on this server (boolValue "
-                     "false, intValue 501, and a sentence saying so)."),
+             query=(qreq("file"), qreq("workspace"), q("parent"),
+                    q("path", doc="A folder inside the caller's transfer folder.")),
+             response=PRIMITIVE, mutates=True, statuses=(200, 400, 401, 403, 404), contract=False,
+             summary="Queue a COPYTOSFTP: copy a workspace file into the caller's transfer (SFTP) folder; "
+                     "stringValue is the process id."),
 )

@@ -29,6 +29,38 @@ class EventsUnavailableError(exc.APIConnectionError):
     """Messages cannot be listened to: the server names no broker, or the broker cannot be reached."""
 
 
+# -- what the sync stream and its async twin share ---------------------------------------------------------
+def credentials(address: BrokerAddress, session_token: str | None) -> tuple[str, str]:
+    """The login and passcode to send: the session on this server's broker, the configured user on RabbitMQ."""
+    if address.session_as_passcode:
+        if not session_token:
+            raise exc.AuthenticationError("no session: log in before listening to a workspace")
+        return address.login or "wasdi", session_token
+    return address.login, address.passcode
+
+
+def refusal(event: BrokerError, refused: type[exc.APIError]) -> exc.APIError:
+    """The SDK's exception for an ERROR frame (a refused login or subscription)."""
+    text = event.message + (f": {event.details}" if event.details else "")
+    return refused(text, status=401 if refused is exc.AuthenticationError else 403, endpoint="events")
+
+
+def message_of(event: Event, codes: frozenset[str] | None) -> WorkspaceMessage | None:
+    """The message a delivery carries, when it is one of the server's and of the codes wanted."""
+    if not isinstance(event, Delivery):
+        return None
+    try:
+        message = parse_message(event.body)
+    except ValueError:
+        return None  # not one of the server's messages
+    return message if codes is None or message.message_code in codes else None
+
+
+def retry_delay(failures: int) -> float:
+    """How long to wait before the next attempt after ``failures`` failed ones."""
+    return float(min(MAX_BACKOFF, FIRST_RETRY * 2 ** min(failures, 6)))
+
+
 def _default_opener(url: str, headers: dict[str, str], timeout: float) -> Any:
     from websockets.sync.client import connect
 
@@ -65,15 +97,8 @@ class EventStream:
         self._open()
 
     # -- lifecycle ---------------------------------------------------------------------------------------
-    def _credentials(self) -> tuple[str, str]:
-        if self.address.session_as_passcode:
-            if not self._session_token:
-                raise exc.AuthenticationError("no session: log in before listening to a workspace")
-            return self.address.login or "wasdi", self._session_token
-        return self.address.login, self.address.passcode
-
     def _open(self) -> None:
-        login, passcode = self._credentials()
+        login, passcode = credentials(self.address, self._session_token)
         try:
             socket = self._opener(self.address.url, self._headers, CONNECT_TIMEOUT)
         except (OSError, TimeoutError) as e:
@@ -103,9 +128,7 @@ class EventStream:
                 raise EventsUnavailableError(f"the message broker at {self.address.url} did not answer")
             for event in self._read(remaining):
                 if isinstance(event, BrokerError):
-                    text = event.message + (f": {event.details}" if event.details else "")
-                    raise refused(text, status=401 if refused is exc.AuthenticationError else 403,
-                                  endpoint="events")
+                    raise refusal(event, refused)
                 if wanted(event):
                     return
                 self._keep(event)
@@ -124,13 +147,8 @@ class EventStream:
         return self._protocol.receive(data)
 
     def _keep(self, event: Event) -> None:
-        if not isinstance(event, Delivery):
-            return
-        try:
-            message = parse_message(event.body)
-        except ValueError:
-            return  # not one of the server's messages
-        if self.codes is None or message.message_code in self.codes:
+        message = message_of(event, self.codes)
+        if message is not None:
             self._pending.append(message)
 
     def _drop(self) -> None:
@@ -180,8 +198,7 @@ class EventStream:
                     continue
                 for event in self._read(1.0 if remaining is None else min(remaining, 1.0)):
                     if isinstance(event, BrokerError):
-                        raise exc.PermissionDeniedError(f"{event.message}: {event.details}".rstrip(": "),
-                                                        status=403, endpoint="events")
+                        raise refusal(event, exc.PermissionDeniedError)
                     self._keep(event)
             except EventsUnavailableError:
                 self._drop()
@@ -201,7 +218,7 @@ class EventStream:
         except EventsUnavailableError:
             self._drop()
             self._failures += 1
-            self._retry_at = time.monotonic() + min(MAX_BACKOFF, FIRST_RETRY * 2 ** min(self._failures, 6))
+            self._retry_at = time.monotonic() + retry_delay(self._failures)
             return
         self._failures = 0
         self.reconnects += 1

@@ -24,7 +24,8 @@ OK = "OK"
 KO = "KO"
 PRODUCT_CODES = frozenset({"DOWNLOAD", "INGEST", "SHARE", "GRAPH", "MOSAIC", "REGRID", "MULTISUBSET"})
 """Codes whose OK payload is the new product."""
-TEXT_CODES = frozenset({"INFO", "DELETEPROCESSOR", "ENVIRONMENTUPDATE", "LAUNCHJUPYTERNOTEBOOK", "COPYTOSFTP"})
+TEXT_CODES = frozenset({"INFO", "DELETEPROCESSOR", "ENVIRONMENTUPDATE", "LAUNCHJUPYTERNOTEBOOK", "COPYTOSFTP",
+                        "FTPUPLOAD"})
 """Codes whose payload is a text for people (``<br>`` separates its lines)."""
 
 
@@ -105,7 +106,7 @@ class PublishBandMessage(WorkspaceMessage):
 
 
 class TextMessage(WorkspaceMessage):
-    """INFO, DELETEPROCESSOR, ENVIRONMENTUPDATE, LAUNCHJUPYTERNOTEBOOK, COPYTOSFTP: a text for people."""
+    """INFO, DELETEPROCESSOR, ENVIRONMENTUPDATE, LAUNCHJUPYTERNOTEBOOK, COPYTOSFTP, FTPUPLOAD: a text for people."""
 
     payload: str | None = None
 

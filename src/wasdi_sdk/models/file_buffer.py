@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import Field
+
 from ._base import WasdiModel
 
 
@@ -43,12 +45,20 @@ class PublishBandResultViewModel(WasdiModel):
 
 
 class FtpTransferViewModel(WasdiModel):
-    """A workspace file to send to an FTP/SFTP server (the web client's body of ``PUT /catalog/upload/ftp``)."""
+    """A workspace file to send to an FTP, FTPS or SFTP server (the body of ``PUT /catalog/upload/ftp``).
+
+    ``server`` is the original's name for the host and ``serverIp`` the web client's (either is read);
+    ``sftp`` true sends over SFTP (the web client's default), else FTP, over TLS (explicit FTPS) when
+    ``ftps`` is true.  ``port`` defaults to 22 for SFTP and 21 otherwise.  The password is never shown in
+    the model's ``repr``.
+    """
 
     server: str | None = None
+    server_ip: str | None = None
     port: int | None = None
     sftp: bool | None = None
+    ftps: bool | None = None
     user: str | None = None
-    password: str | None = None
+    password: str | None = Field(default=None, repr=False)
     file_name: str | None = None
     destination_absolute_path: str | None = None

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import builtins
+import time
+from collections.abc import Callable
 from typing import Any, Unpack, cast
 
 from .._resource import APIResource, RequestOptions
+from ..helpers import FINAL_STATES, ProcessFailedError, ProcessTimeoutError, Sleep
 from ..models import (
     AppStatsViewModel,
     ComputingTimeViewModel,
@@ -138,3 +141,28 @@ class ProcessesResource(APIResource):
         """Nodes, best first (admins; others get an empty list)."""
         return cast(builtins.list[NodeScoreByProcessWorkspaceViewModel], self._call("processes.nodes_by_score",
                                                                                     **options))
+
+    def wait(self, procws: str, *, timeout: float | None = None, poll_interval: float = 1.0,
+             max_interval: float = 10.0, raise_on_failure: bool = True,
+             on_update: Callable[[ProcessWorkspaceViewModel], None] | None = None,
+             sleep: Sleep = time.sleep) -> ProcessWorkspaceViewModel:
+        """Poll a process with backoff (``poll_interval`` growing by half up to ``max_interval`` seconds) until it
+        is DONE, ERROR or STOPPED; its final state.
+
+        ``on_update`` sees every state read (for progress bars).  Raises ``ProcessFailedError`` on ERROR or
+        STOPPED (unless ``raise_on_failure=False``) and ``ProcessTimeoutError`` after ``timeout`` seconds.
+        """
+        started = time.monotonic()
+        interval = poll_interval
+        while True:
+            process = self.get(procws)
+            if on_update is not None:
+                on_update(process)
+            if process.status in FINAL_STATES:
+                if raise_on_failure and process.status != "DONE":
+                    raise ProcessFailedError(process)
+                return process
+            if timeout is not None and time.monotonic() - started + interval > timeout:
+                raise ProcessTimeoutError(process, timeout)
+            sleep(interval)
+            interval = min(max_interval, interval * 1.5)

@@ -19,6 +19,7 @@ from ..models import (
     RunningProcessorViewModel,
 )
 from .images import FileSource, Progress, download_to, upload_part
+from .processes import ProcessesResource
 from .processor_store import ProcessorStoreMethods
 
 Parameters = Mapping[str, Any] | str
@@ -121,12 +122,10 @@ class ProcessorsResource(ProcessorStoreMethods, APIResource):
                      poll_interval: float = 0.5) -> ProcessWorkspaceViewModel:
         """Run an app and wait for its end; the final process (``ProcessFailedError`` on ERROR or STOPPED
         unless ``raise_on_failure=False``, ``ProcessTimeoutError`` after ``timeout`` seconds)."""
-        from ..helpers import wait_for_process
-
         started = self.run(name=name, workspace=workspace, params=params)
-        return wait_for_process(cast(Any, self._client), str(started.processing_identifier), timeout=timeout,
-                                poll_interval=poll_interval, max_interval=2.0, raise_on_failure=raise_on_failure,
-                                on_update=on_update)
+        return ProcessesResource(self._client).wait(str(started.processing_identifier), timeout=timeout,
+                                                    poll_interval=poll_interval, max_interval=2.0,
+                                                    raise_on_failure=raise_on_failure, on_update=on_update)
 
     # -- logs ----------------------------------------------------------------------------------------------
     def add_log(self, processworkspace: str, line: str, **options: Unpack[RequestOptions]) -> None:

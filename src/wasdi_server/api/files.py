@@ -9,6 +9,9 @@
 - ``properties``: ``fileName, friendlyName, size, lastUpdateTimestampMs, style`` and, with
   ``getchecksum=true``, the MD5 ``checksum`` (hex) the library compares with its local copy.
 - ``upload/ingestinws``: queue an INGEST of a file already in the folder; ``stringValue`` is the process id.
+- ``upload/ingest``: move a file of the caller's transfer folder into the workspace and queue its INGEST.
+- ``copytosfpt`` and ``upload/ftp``: queue a COPYTOSFTP or FTPUPLOAD operation (``transfer/``);
+  ``stringValue`` is the process id.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from typing import Any
 
 from wasdi_sdk.models import PrimitiveResult
 
-from ..errors import BadRequest, NotAvailable
+from ..errors import BadRequest
 from ..services.readers import stem_of
 from .answers import FileResult
 from .framework import Call, handles
@@ -86,21 +89,19 @@ def ingest_upload(call: Call) -> PrimitiveResult:
     return PrimitiveResult(bool_value=True, int_value=200, string_value=process_id)
 
 
-NO_SFTP = ("Transfers to FTP and SFTP servers are not available on this server: download the file "
-           "(/catalog/downloadbyname) and send it from your own machine.")
-
-
 @handles("files.ftp_upload")
 def ftp_upload(call: Call) -> PrimitiveResult:
-    # deny by default: only someone who may write the workspace learns that transfers are not offered
-    call.services.products.writable(call.caller, call.params["workspace"])
-    raise NotAvailable(NO_SFTP)
+    p = call.params
+    process_id = call.services.transfers.queue_ftp_export(call.caller, p["workspace"], call.body, parent=p["parent"])
+    return PrimitiveResult(bool_value=True, int_value=200, string_value=process_id)
 
 
 @handles("files.copy_to_sftp")
 def copy_to_sftp(call: Call) -> PrimitiveResult:
-    call.services.products.writable(call.caller, call.params["workspace"])
-    raise NotAvailable(NO_SFTP)
+    p = call.params
+    process_id = call.services.transfers.queue_copy_to_sftp(call.caller, p["workspace"], p["file"], p["path"],
+                                                            parent=p["parent"])
+    return PrimitiveResult(bool_value=True, int_value=200, string_value=process_id)
 
 
 class _Chunks:

@@ -8,6 +8,7 @@ responses or build failure bodies.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -19,9 +20,10 @@ from falcon import uri
 from wasdi_sdk.catalog import BY_NAME, Auth, Endpoint, Param, ParamType
 
 from ..errors import BadRequest, DomainError, ServerFailure, Unauthorized
+from ..store import StoreUnavailableError
 from .answer_cache import AnswerCache, answer_key
 from .answers import Answer, failure, success
-from .bodies import parse_body
+from .bodies import parse_body, read_limited
 
 if TYPE_CHECKING:
     from ..services import Services
@@ -55,6 +57,8 @@ class Call:
     on_answer: list[Callable[[falcon.Response], None]] = field(default_factory=list)
     """What to add to the response besides the answer (a cookie), applied after it is written."""
     _body: Any = field(default=_UNREAD, repr=False)
+    raw_body: bytes | None = field(default=None, repr=False)
+    """The body's bytes, when something read them before the handler (``body_json``)."""
 
     @property
     def body(self) -> Any:
@@ -65,8 +69,18 @@ class Call:
         if self._body is _UNREAD:
             settings = self.services.settings
             self._body = parse_body(self.endpoint, self.request, settings.max_json_body_bytes,
-                                    settings.max_json_depth)
+                                    settings.max_json_depth, self.raw_body)
         return self._body
+
+    def body_json(self) -> Any:
+        """The body as plain JSON (``None`` when it is not JSON), keeping its bytes for ``body`` and for a
+        node this call may be forwarded to."""
+        if self.raw_body is None:
+            self.raw_body = read_limited(self.request, self.services.settings.max_json_body_bytes)
+        try:
+            return json.loads(self.raw_body) if self.raw_body.strip() else None
+        except ValueError:
+            return None
 
     def as_sent(self, name: str) -> Any:
         """Parameter ``name`` as the client sent it, an empty value included (which the parsed ``params``
@@ -202,11 +216,19 @@ class EndpointResource:
         extras: list[Callable[[falcon.Response], None]] = []
         try:
             call = self.parse(ep, req, path)
-            cached_by = CACHED_BY.get(ep.name)
-            answer = self.cached(ep, handler, call, cached_by) if cached_by else success(ep, handler(call))
+            forwarder = self.services.forwarder
+            node = forwarder.node_of(call) if forwarder is not None else None
+            if forwarder is not None and node is not None:  # it runs on its workspace's node (nodes/forwarding.py)
+                answer = forwarder.relay(call, node)
+            else:
+                cached_by = CACHED_BY.get(ep.name)
+                answer = self.cached(ep, handler, call, cached_by) if cached_by else success(ep, handler(call))
             extras = call.on_answer
         except DomainError as error:
             answer = failure(ep, error)
+        except StoreUnavailableError as error:  # the shared database is down or restarting: no traceback
+            log.warning("%s %s: %s", ep.method, ep.path, error)
+            answer = failure(ep, ServerFailure("the database is not reachable now; try again in a moment"))
         except Exception:
             log.exception("unexpected failure in %s %s", ep.method, ep.path)
             answer = failure(ep, ServerFailure("internal error"))

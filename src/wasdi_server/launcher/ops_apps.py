@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..nodes.app_install import AppNotInstallable
 from ..providers.mail import send_quietly
 from ..services.apps import NOTIFY_FIELD
 from ..services.processes import DONE, STOPPED, TERMINAL
@@ -84,10 +85,27 @@ def _build(ctx: OperationContext, title: str) -> bool:
         return _locked_build(ctx, title)
 
 
+def _install_copy(ctx: OperationContext, doc: dict[str, Any], *, force: bool) -> None:
+    """On a compute node: this node's copy of the app, installed from the main node (``nodes.app_install``)."""
+    installer = ctx.services.apps.installer
+    if installer is None or (not force and installer.is_current(doc)):
+        return
+    session = ctx.services.sessions.open(str(ctx.record["userId"]))
+    try:
+        installer.ensure(doc, session, _run_log(ctx), force=force)
+    except (AppNotInstallable, EngineError) as e:
+        raise OperationFailed(str(e)) from e
+    finally:
+        ctx.services.sessions.close(session)
+
+
 def _locked_build(ctx: OperationContext, title: str) -> bool:
     services = ctx.services
     apps = services.apps
     doc = _app(ctx)
+    if apps.keeps_copies:  # the build that decides whether the app runs is the main node's
+        _install_copy(ctx, doc, force=True)
+        return True
     layout = apps.layout(doc)
     # Runs are refused while the environment is rebuilt under them.
     apps.records.processors.update(doc["processorId"], {"deployed": False, "deploymentOngoing": True})
@@ -130,7 +148,8 @@ def _update_library(ctx: OperationContext) -> bool:
     log = BuildLog(layout, ctx, fresh=False)
     try:
         services.apps.engine(doc).update_library(layout, log)
-        services.app_environments.refresh(doc)
+        if not services.apps.keeps_copies:  # the package list on record is the main node's environment's
+            services.app_environments.refresh(doc)
     except EngineError as e:
         log(f"ERROR: {e}")
         services.messages.send("INFO", f"GURU MEDITATION<br>There was an error re-deploying {doc['name']} :(",
@@ -172,6 +191,8 @@ def run_app(ctx: OperationContext) -> bool:
     doc = _app(ctx)
     if not doc.get("deployed"):
         raise OperationFailed(f"the app {doc['name']} has no working build")
+    if apps.keeps_copies:
+        _install_copy(ctx, doc, force=False)  # APP NOT ON NODE: installed at its first run here
     layout = apps.layout(doc)
     workspace = services.workspaces.load(ctx.workspace_id)
     scratch = services.settings.data_dir / "app-runs" / ctx.process_id

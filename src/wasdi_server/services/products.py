@@ -272,7 +272,7 @@ class ProductService:
         name = check_product_name(file_name, "file name")
         workspace = self.writable(user, workspace_id)
         source = inside(source_folder, name)
-        if not source.is_file():
+        if not source.is_file() or source.is_symlink():  # a link is not a file the user sent
             raise NotFound(f"{name} is not among the files of your upload account")
         target = self.file_path(workspace, name)
         if target.is_dir():

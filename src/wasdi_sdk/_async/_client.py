@@ -1,0 +1,222 @@
+"""Generated from ``wasdi_sdk._client`` by ``make async``: do not edit.
+
+``WasdiClient``: the entry point of the SDK."""
+
+from __future__ import annotations
+
+from functools import cached_property
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+from ..config import WasdiConfig, load_config
+from ..models import GeorefProductViewModel, ProcessWorkspaceViewModel
+from ._base_client import AsyncBaseClient
+from .events import AsyncEventsResource
+from .resources import (
+    AsyncAdminResource,
+    AsyncAuthResource,
+    AsyncConsoleResource,
+    AsyncCreditsResource,
+    AsyncFileBufferResource,
+    AsyncFilesResource,
+    AsyncImagesResource,
+    AsyncMapsResource,
+    AsyncNodesResource,
+    AsyncOrganizationsResource,
+    AsyncPackageManagerResource,
+    AsyncParamTemplatesResource,
+    AsyncProcessesResource,
+    AsyncProcessorMediaResource,
+    AsyncProcessorsResource,
+    AsyncProductsResource,
+    AsyncProjectsResource,
+    AsyncSearchResource,
+    AsyncStylesResource,
+    AsyncSubscriptionsResource,
+    AsyncUtilityResource,
+    AsyncWorkflowsResource,
+    AsyncWorkspacesResource,
+)
+
+
+class AsyncWasdiClient(AsyncBaseClient):
+    """Async twin of ``WasdiClient``: the same methods, awaited.
+
+    A client of one WASDI server.
+
+    >>> with WasdiClient(base_url="http://127.0.0.1:8080") as client:
+    ...     client.auth.login("me@example.org", "secret-password")
+    ...     ws = client.workspaces.create(name="floods").string_value
+
+    Groups are attributes (``client.auth``, ``client.workspaces`` ...).  Pass ``http_client`` to
+    use your own ``httpx.Client`` (for example one over ``httpx.WSGITransport`` to drive a server
+    in-process)."""
+
+    config: WasdiConfig | None = None
+
+    @cached_property
+    def auth(self) -> AsyncAuthResource:
+        """/auth: login, sessions, registration, profile, password, upload accounts."""
+        return AsyncAuthResource(self)
+
+    @cached_property
+    def processors(self) -> AsyncProcessorsResource:
+        """/processors: apps: upload, deploy, run, logs, files and UI; the store, sharing and payments."""
+        return AsyncProcessorsResource(self)
+
+    @cached_property
+    def param_templates(self) -> AsyncParamTemplatesResource:
+        """/processorParamTempl: reusable parameter templates of apps and their sharing."""
+        return AsyncParamTemplatesResource(self)
+
+    @cached_property
+    def processor_media(self) -> AsyncProcessorMediaResource:
+        """/processormedia: app-store categories and publishers, reviews and comments."""
+        return AsyncProcessorMediaResource(self)
+
+    @cached_property
+    def package_manager(self) -> AsyncPackageManagerResource:
+        """/packageManager: the package environment of an app."""
+        return AsyncPackageManagerResource(self)
+
+    @cached_property
+    def processes(self) -> AsyncProcessesResource:
+        """/process: process workspaces (runs), their status, payload, running time and queues."""
+        return AsyncProcessesResource(self)
+
+    @cached_property
+    def credits(self) -> AsyncCreditsResource:
+        """/credits: credit packages and their purchase."""
+        return AsyncCreditsResource(self)
+
+    @cached_property
+    def images(self) -> AsyncImagesResource:
+        """/images: image upload, retrieval, existence check and deletion; processor logo and gallery."""
+        return AsyncImagesResource(self)
+
+    @cached_property
+    def admin(self) -> AsyncAdminResource:
+        """/admin: the operators' console: lookups, permissions, users, node metrics, queue cleaning."""
+        return AsyncAdminResource(self)
+
+    @cached_property
+    def styles(self) -> AsyncStylesResource:
+        """/styles: map styles (SLD files) and their sharing."""
+        return AsyncStylesResource(self)
+
+    @cached_property
+    def console(self) -> AsyncConsoleResource:
+        """/console: the notebook console of a workspace (the web client's calls)."""
+        return AsyncConsoleResource(self)
+
+    @cached_property
+    def workflows(self) -> AsyncWorkflowsResource:
+        """/workflows: SNAP graph workflows, their sharing and their runs."""
+        return AsyncWorkflowsResource(self)
+
+    @cached_property
+    def nodes(self) -> AsyncNodesResource:
+        """/node: compute nodes and their sharing."""
+        return AsyncNodesResource(self)
+
+    @cached_property
+    def organizations(self) -> AsyncOrganizationsResource:
+        """/organizations: organizations and their sharing."""
+        return AsyncOrganizationsResource(self)
+
+    @cached_property
+    def subscriptions(self) -> AsyncSubscriptionsResource:
+        """/subscriptions: subscriptions, their sharing and purchase."""
+        return AsyncSubscriptionsResource(self)
+
+    @cached_property
+    def projects(self) -> AsyncProjectsResource:
+        """/projects: projects of subscriptions and the active project."""
+        return AsyncProjectsResource(self)
+
+    @cached_property
+    def products(self) -> AsyncProductsResource:
+        """/product: products inside workspaces (streamed uploads)."""
+        return AsyncProductsResource(self)
+
+    @cached_property
+    def file_buffer(self) -> AsyncFileBufferResource:
+        """/filebuffer: imports into a workspace, band publishing, copies between workspaces."""
+        return AsyncFileBufferResource(self)
+
+    @cached_property
+    def files(self) -> AsyncFilesResource:
+        """/catalog: workspace files as the official library reaches them (streamed downloads)."""
+        return AsyncFilesResource(self)
+
+    @cached_property
+    def search(self) -> AsyncSearchResource:
+        """/search: queries against the data providers (query strings: ``wasdi_sdk.search_query``)."""
+        return AsyncSearchResource(self)
+
+    @cached_property
+    def maps(self) -> AsyncMapsResource:
+        """This server's WMS (outside the contract): published bands as map layers for map clients."""
+        return AsyncMapsResource(self)
+
+    @cached_property
+    def events(self) -> AsyncEventsResource:
+        """The server's messages about a workspace, live (STOMP over WebSocket, outside the contract)."""
+        return AsyncEventsResource(self)
+
+    @cached_property
+    def utility(self) -> AsyncUtilityResource:
+        """/wasdi: health check and feedback."""
+        return AsyncUtilityResource(self)
+
+    @cached_property
+    def workspaces(self) -> AsyncWorkspacesResource:
+        """/ws: workspaces and their sharing."""
+        return AsyncWorkspacesResource(self)
+
+    async def wait_for_process(self, process_id: str, **kwargs: Any) -> ProcessWorkspaceViewModel:
+        """Wait until a process is DONE (or raise on ERROR/STOPPED); see ``client.processes.wait``."""
+        return await self.processes.wait(process_id, **kwargs)
+
+    async def upload_and_ingest(self, workspace: str, file: Any, **kwargs: Any) -> GeorefProductViewModel:
+        """Upload a file and wait until it is a product; see ``wasdi_sdk.transfer.upload_and_ingest``."""
+        from .transfer import upload_and_ingest
+
+        return await upload_and_ingest(self, workspace, file, **kwargs)
+
+    async def import_and_wait(self, workspace: str, file_url: str, **kwargs: Any) -> ProcessWorkspaceViewModel | None:
+        """Import a remote file and wait for it; see ``wasdi_sdk.transfer.import_and_wait``."""
+        from .transfer import import_and_wait
+
+        return await import_and_wait(self, workspace, file_url, **kwargs)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    @classmethod
+    async def from_config(
+        cls, path: str | Path | None = None, *, login: bool = True, **kwargs: Any
+    ) -> AsyncWasdiClient:
+        """A client set up the way the official ``wasdi`` library would be.
+
+        Reads the library's ``config.json`` (``USER``, ``PASSWORD``, ``BASEURL``, ``SESSIONID``,
+        ``WORKSPACE``, ``WORKSPACEID``, ``REQUESTSTIMEOUT``) and the ``WASDI_*`` environment
+        variables with the library's precedence.  With ``login`` and no session, logs in with
+        ``USER``/``PASSWORD``.  The settings stay available as ``client.config``.
+        """
+        config = load_config(path)
+        kwargs.setdefault("base_url", config.base_url)
+        kwargs.setdefault("session_token", config.session_id)
+        if config.timeout is not None:
+            kwargs.setdefault("timeout", config.timeout)
+        client = cls(**kwargs)
+        client.config = config
+        if login and (not client.session_token) and config.user and config.password:
+            await client.auth.login(config.user, config.password)
+        return client

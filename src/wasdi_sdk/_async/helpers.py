@@ -1,0 +1,43 @@
+"""Generated from ``wasdi_sdk.helpers`` by ``make async``: do not edit.
+
+Helpers beside the endpoint methods: waiting for a process to finish."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from ..helpers import AsyncSleep
+from ..models import ProcessWorkspaceViewModel
+
+if TYPE_CHECKING:
+    from ._client import AsyncWasdiClient
+
+
+async def wait_for_process(
+    client: AsyncWasdiClient,
+    process_id: str,
+    *,
+    timeout: float | None = None,
+    poll_interval: float = 1.0,
+    max_interval: float = 10.0,
+    raise_on_failure: bool = True,
+    on_update: Callable[[ProcessWorkspaceViewModel], None] | None = None,
+    sleep: AsyncSleep = asyncio.sleep,
+) -> ProcessWorkspaceViewModel:
+    """Poll a process with backoff until it is DONE, ERROR or STOPPED; its final state.
+
+    The same as ``client.processes.wait``: ``on_update`` sees every state read (for progress bars).
+    Raises ``ProcessFailedError`` on ERROR or STOPPED (unless ``raise_on_failure=False``) and
+    ``ProcessTimeoutError`` after ``timeout`` seconds.
+    """
+    return await client.processes.wait(
+        process_id,
+        timeout=timeout,
+        poll_interval=poll_interval,
+        max_interval=max_interval,
+        raise_on_failure=raise_on_failure,
+        on_update=on_update,
+        sleep=sleep,
+    )

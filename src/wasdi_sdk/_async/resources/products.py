@@ -1,0 +1,150 @@
+"""Generated from ``wasdi_sdk.resources.products`` by ``make async``: do not edit.
+
+``client.products``: products inside workspaces (/product).
+
+Read calls answer null (``EmptyResultError``) or an empty list when the workspace or the product is not
+accessible; uploads are streamed from a path or an open binary file, never read whole."""
+
+from __future__ import annotations
+
+import builtins
+from typing import Unpack, cast
+
+from ..._resource import RequestOptions
+from ...models import GeorefProductViewModel, MetadataViewModel, PrimitiveResult, ProductViewModel
+from ...resources.images import FileSource, Progress, upload_part
+from ...resources.products import Products
+from .._resource import AsyncAPIResource
+
+
+class AsyncProductsResource(AsyncAPIResource):
+    """Async twin of ``ProductsResource``: the same methods, awaited.
+
+    /product."""
+
+    async def add_to_workspace(self, name: str, workspace: str, **options: Unpack[RequestOptions]) -> PrimitiveResult:
+        """Make a file already in the workspace folder a product (``bool_value`` true, also when it already is)."""
+        return cast(
+            PrimitiveResult,
+            await self._call("products.add_to_workspace", query={"name": name, "workspace": workspace}, **options),
+        )
+
+    async def get(self, name: str, workspace: str, **options: Unpack[RequestOptions]) -> GeorefProductViewModel:
+        """One product (by file name) with its bands and ``bbox``.  ``EmptyResultError`` when not found or
+        not accessible."""
+        return cast(
+            GeorefProductViewModel,
+            await self._call("products.get", query={"name": name, "workspace": workspace}, **options),
+        )
+
+    async def get_metadata(self, name: str, workspace: str, **options: Unpack[RequestOptions]) -> MetadataViewModel:
+        """The metadata tree of a product.  While the server generates it the answer is a model named
+        ``Generating Metadata, try later``: ask again.  ``EmptyResultError`` when it cannot be had."""
+        return cast(
+            MetadataViewModel,
+            await self._call("products.get_metadata", query={"name": name, "workspace": workspace}, **options),
+        )
+
+    async def list(self, workspace: str, **options: Unpack[RequestOptions]) -> Products:
+        """Products of a workspace with bbox, style and description (an empty list is a valid answer, and
+        also what an inaccessible workspace gives)."""
+        return cast(Products, await self._call("products.list", query={"workspace": workspace}, **options))
+
+    async def list_light(self, workspace: str, **options: Unpack[RequestOptions]) -> Products:
+        """Products of a workspace with their names and bbox only."""
+        return cast(Products, await self._call("products.list_light", query={"workspace": workspace}, **options))
+
+    async def list_names(self, workspace: str, **options: Unpack[RequestOptions]) -> builtins.list[str]:
+        """File names of the products of a workspace."""
+        return cast(
+            builtins.list[str], await self._call("products.list_names", query={"workspace": workspace}, **options)
+        )
+
+    async def update(self, workspace: str, product: ProductViewModel, **options: Unpack[RequestOptions]) -> None:
+        """Change the friendly name, style or description of the product ``product.file_name``.
+
+        Only the fields set on ``product`` are sent; a new style is applied to the published bands.
+        """
+        await self._call("products.update", query={"workspace": workspace}, body=product, **options)
+
+    async def upload(
+        self,
+        workspace: str,
+        file: FileSource,
+        *,
+        name: str | None = None,
+        style: str | None = None,
+        platform: str | None = None,
+        on_progress: Progress | None = None,
+        **options: Unpack[RequestOptions],
+    ) -> None:
+        """Upload a file (a path or an open binary file, streamed) and queue its INGEST.
+
+        ``name`` is the file name in the workspace (default: the file's own name).  ``on_progress`` is
+        called with the number of bytes sent since the previous call.  The INGEST process id is not
+        returned by the service; ``wasdi_sdk.transfer.upload_and_ingest`` waits for the product.
+        """
+        with upload_part(file, name, on_progress) as part:
+            await self._call(
+                "products.upload",
+                query={"workspace": workspace, "name": name or part[0], "style": style, "platform": platform},
+                files={"file": part},
+                **options,
+            )
+
+    async def upload_without_ingest(
+        self,
+        workspace: str,
+        file: FileSource,
+        *,
+        name: str | None = None,
+        on_progress: Progress | None = None,
+        **options: Unpack[RequestOptions],
+    ) -> None:
+        """Store a file in the workspace folder without making it a product (``client.files.ingest`` does)."""
+        with upload_part(file, name, on_progress) as part:
+            await self._call(
+                "products.upload_without_ingest",
+                query={"workspace": workspace, "name": name or part[0]},
+                files={"file": part},
+                **options,
+            )
+
+    async def delete(
+        self,
+        name: str,
+        workspace: str,
+        *,
+        deletefile: bool | None = None,
+        deletelayer: bool | None = None,
+        **options: Unpack[RequestOptions],
+    ) -> PrimitiveResult:
+        """Remove a product; its file (and sidecar files) and its map layers too unless told otherwise."""
+        return cast(
+            PrimitiveResult,
+            await self._call(
+                "products.delete",
+                query={"name": name, "workspace": workspace, "deletefile": deletefile, "deletelayer": deletelayer},
+                **options,
+            ),
+        )
+
+    async def delete_many(
+        self,
+        workspace: str,
+        names: builtins.list[str],
+        *,
+        deletefile: bool | None = None,
+        deletelayer: bool | None = None,
+        **options: Unpack[RequestOptions],
+    ) -> PrimitiveResult:
+        """Start deleting several products in the background (``string_value``: the DELETE process id)."""
+        return cast(
+            PrimitiveResult,
+            await self._call(
+                "products.delete_many",
+                query={"workspace": workspace, "deletefile": deletefile, "deletelayer": deletelayer},
+                body=names,
+                **options,
+            ),
+        )

@@ -1,0 +1,94 @@
+"""Generated from ``wasdi_sdk.resources.workspaces`` by ``make async``: do not edit.
+
+``client.workspaces``: workspaces and their sharing (/ws)."""
+
+from __future__ import annotations
+
+import builtins
+from typing import Unpack, cast
+
+from ..._resource import RequestOptions
+from ...models import PrimitiveResult, WorkspaceEditorViewModel, WorkspaceListInfoViewModel, WorkspaceSharingViewModel
+from .._resource import AsyncAPIResource
+
+
+class AsyncWorkspacesResource(AsyncAPIResource):
+    """Async twin of ``WorkspacesResource``: the same methods, awaited.
+
+    /ws."""
+
+    async def list(self, **options: Unpack[RequestOptions]) -> list[WorkspaceListInfoViewModel]:
+        """Workspaces the user owns or that are shared with them (an empty list is a valid answer)."""
+        return cast(list[WorkspaceListInfoViewModel], await self._call("workspaces.list", **options))
+
+    async def get(self, workspace: str, **options: Unpack[RequestOptions]) -> WorkspaceEditorViewModel:
+        """One workspace.  ``EmptyResultError`` when it does not exist or is not accessible."""
+        return cast(
+            WorkspaceEditorViewModel, await self._call("workspaces.get", query={"workspace": workspace}, **options)
+        )
+
+    async def create(
+        self, *, name: str | None = None, node: str | None = None, **options: Unpack[RequestOptions]
+    ) -> PrimitiveResult:
+        """Create a workspace; ``string_value`` is its id.  A taken name gets a ``(n)`` suffix."""
+        return cast(
+            PrimitiveResult, await self._call("workspaces.create", query={"name": name, "node": node}, **options)
+        )
+
+    async def update(
+        self, workspace: WorkspaceEditorViewModel, **options: Unpack[RequestOptions]
+    ) -> WorkspaceEditorViewModel:
+        """Rename a workspace or change its visibility (write access needed)."""
+        return cast(WorkspaceEditorViewModel, await self._call("workspaces.update", body=workspace, **options))
+
+    async def rename(self, workspace: str, name: str, **options: Unpack[RequestOptions]) -> WorkspaceEditorViewModel:
+        """Give a workspace a new name (a taken name gets a ``(n)`` suffix); the updated workspace."""
+        current = await self.get(workspace, **options)
+        current.name = name
+        return await self.update(current, **options)
+
+    async def delete(
+        self,
+        workspace: str,
+        *,
+        deletefile: bool | None = None,
+        deletelayer: bool | None = None,
+        **options: Unpack[RequestOptions],
+    ) -> None:
+        """Delete a workspace (its owner), or leave it (a user it is shared with)."""
+        await self._call(
+            "workspaces.delete",
+            query={"workspace": workspace, "deletefile": deletefile, "deletelayer": deletelayer},
+            **options,
+        )
+
+    async def share_add(
+        self, *, workspace: str, user_id: str, rights: str | None = None, **options: Unpack[RequestOptions]
+    ) -> PrimitiveResult:
+        """Share with a user; ``rights`` is ``read`` (default) or ``write``."""
+        return cast(
+            PrimitiveResult,
+            await self._call(
+                "workspaces.share_add", query={"workspace": workspace, "userId": user_id, "rights": rights}, **options
+            ),
+        )
+
+    async def share_list(
+        self, workspace: str, **options: Unpack[RequestOptions]
+    ) -> builtins.list[WorkspaceSharingViewModel]:
+        """Sharings of a workspace (an empty list also when it is not accessible)."""
+        return cast(
+            builtins.list[WorkspaceSharingViewModel],
+            await self._call("workspaces.share_list", query={"workspace": workspace}, **options),
+        )
+
+    async def share_delete(self, *, workspace: str, user_id: str, **options: Unpack[RequestOptions]) -> PrimitiveResult:
+        """Remove a user's sharing."""
+        return cast(
+            PrimitiveResult,
+            await self._call("workspaces.share_delete", query={"workspace": workspace, "userId": user_id}, **options),
+        )
+
+    async def name_by_id(self, workspace: str, **options: Unpack[RequestOptions]) -> str:
+        """The workspace's name."""
+        return cast(str, await self._call("workspaces.name_by_id", query={"workspace": workspace}, **options))

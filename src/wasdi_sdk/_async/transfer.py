@@ -1,0 +1,98 @@
+"""Generated from ``wasdi_sdk.transfer`` by ``make async``: do not edit.
+
+Helpers beside the endpoint methods: moving files in and out of a workspace and waiting for the result.
+
+- ``upload_and_ingest``: upload a local file (streamed) and wait until it is a product of the workspace.
+- ``import_and_wait``: import a remote file (an http(s) or file:// URL, e.g. a search result's ``link``)
+  and wait until the DOWNLOAD process ends.
+- ``download_file``: stream a workspace file to a local path (atomic: a partial file never takes the
+  target's name).
+
+Progress callbacks receive the number of bytes moved since the previous call (``rich``'s ``advance``
+fits); ``on_update`` sees every state read while waiting for a process."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, TYPE_CHECKING
+
+from ..models import GeorefProductViewModel, ProcessWorkspaceViewModel
+from ..resources.images import FileSource, Progress
+from ..transfer import ALREADY_PRESENT, _file_name
+from .helpers import wait_for_process
+
+if TYPE_CHECKING:
+    from ._client import AsyncWasdiClient
+
+
+async def upload_and_ingest(
+    client: AsyncWasdiClient,
+    workspace: str,
+    file: FileSource | IO[bytes],
+    *,
+    name: str | None = None,
+    style: str | None = None,
+    platform: str | None = None,
+    timeout: float | None = None,
+    poll_interval: float = 0.5,
+    on_progress: Progress | None = None,
+    on_update: Callable[[ProcessWorkspaceViewModel], None] | None = None,
+) -> GeorefProductViewModel:
+    """Upload ``file`` into ``workspace`` and wait for its INGEST; the new product.
+
+    The file is streamed (``products.upload_without_ingest``) and then ingested with
+    ``files.ingest``, whose answer names the INGEST process this helper waits for (the
+    ``/product/uploadfile`` call does not return it).  Raises ``ProcessFailedError`` when the INGEST
+    fails and ``ProcessTimeoutError`` after ``timeout`` seconds.
+    """
+    file_name = _file_name(file, name)
+    await client.products.upload_without_ingest(workspace, file, name=file_name, on_progress=on_progress)
+    started = await client.files.ingest(file_name, workspace, style=style, platform=platform)
+    process_id = started.string_value or ""
+    await wait_for_process(
+        client, process_id, timeout=timeout, poll_interval=poll_interval, max_interval=5.0, on_update=on_update
+    )
+    return await client.products.get(file_name, workspace)
+
+
+async def import_and_wait(
+    client: AsyncWasdiClient,
+    workspace: str,
+    file_url: str,
+    *,
+    name: str | None = None,
+    provider: str | None = None,
+    platform: str | None = None,
+    bbox: str | None = None,
+    timeout: float | None = None,
+    poll_interval: float = 0.5,
+    on_update: Callable[[ProcessWorkspaceViewModel], None] | None = None,
+) -> ProcessWorkspaceViewModel | None:
+    """Import ``file_url`` into ``workspace`` and wait for the DOWNLOAD process; its final state.
+
+    ``None`` when the service answers that the product is already in the workspace.  Raises
+    ``ProcessFailedError`` when the import fails (the process payload says why).
+    """
+    started = await client.file_buffer.import_product(
+        file_url=file_url, workspace=workspace, name=name, provider=provider, platform=platform, bbox=bbox
+    )
+    process_id = started.string_value or ""
+    if process_id == ALREADY_PRESENT:
+        return None
+    return await wait_for_process(
+        client, process_id, timeout=timeout, poll_interval=poll_interval, max_interval=5.0, on_update=on_update
+    )
+
+
+async def download_file(
+    client: AsyncWasdiClient,
+    workspace: str,
+    file_name: str,
+    to: str | os.PathLike[str],
+    *,
+    on_progress: Progress | None = None,
+) -> Path:
+    """Stream the workspace file ``file_name`` to ``to`` (a path, or a folder); the path written."""
+    return await client.files.download(file_name, workspace, to, on_progress=on_progress)
