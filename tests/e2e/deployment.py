@@ -73,6 +73,7 @@ class Deployment:
         env["WASDI_SERVER_METRICS_INTERVAL_SECONDS"] = "1"
         env["WASDI_SERVER_LAUNCHER_POLL_SECONDS"] = "0.2"
         env["WASDI_SERVER_NODE_CALL_TIMEOUT_SECONDS"] = "5"
+        env["WASDI_SERVER_SFTP_PORT"] = "0"  # each node its own free port (2222 is one port for all)
         for name, value in self.settings.items():
             env["WASDI_SERVER_" + name.upper()] = value if isinstance(value, str) else __import__("json").dumps(value)
         if node is not None:
@@ -97,7 +98,8 @@ class Deployment:
         try:
             node.proc = subprocess.Popen(
                 [sys.executable, "-m", "wasdi_server", "serve", "--data-dir", str(node.data_dir), "--host",
-                 "127.0.0.1", "--port", str(node.port), "--node-code", code], env=self.env(node), stdout=log,
+                 "127.0.0.1", "--port", str(node.port), "--broker-port", str(free_port()), "--node-code", code],
+                env=self.env(node), stdout=log,
                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         finally:
             log.close()
