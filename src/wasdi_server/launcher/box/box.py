@@ -74,6 +74,11 @@ class Box:
         if not self.confined:
             return None
         reasons = self.support.missing()
+        if self.limits.processes and "pids" not in self.support.cgroups and os.getuid() == 0:
+            # The kernel exempts root from RLIMIT_NPROC whatever its capabilities, so only a cgroup holds it.
+            reasons.append("the server runs as root and no pids cgroup can be made here, so the limit on a run's "
+                           "processes (app_max_processes) could not hold: run the server as an ordinary user, "
+                           "give it a writable pids cgroup, or set app_max_processes = 0")
         for folder in self.protected:
             cover = next((p for p in system.SYSTEM_FOLDERS if folder == Path(p) or Path(p) in folder.parents), None)
             if cover:
@@ -157,7 +162,7 @@ class Box:
         payload = json.dumps(self.spec(job, run_id)).encode()
         report_read, report_write = os.pipe()
         try:
-            child = subprocess.Popen([sys.executable, "-I", "-S", str(TRAMPOLINE), str(report_write)], env={},
+            child = subprocess.Popen([sys.executable, "-I", "-S", str(TRAMPOLINE), str(report_write), run_id], env={},
                                      cwd="/", stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, pass_fds=(report_write,), start_new_session=True)
         except OSError:

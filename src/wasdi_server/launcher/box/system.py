@@ -48,10 +48,14 @@ def program_root(executable: str | Path) -> Path:
 
 
 def interpreter_paths(executable: str | Path) -> list[Path]:
-    """What running ``executable`` reads besides itself: its install root and, for a script, its interpreter's
-    (a virtual environment's own folder and the interpreter it was made from)."""
+    """What running ``executable`` reads besides itself: its folder and install root and, for a script, its
+    interpreter's (a virtual environment's own folder and the interpreter it was made from).  Each root
+    comes after the folder it contains, so a root the box must not open (one holding the data directory)
+    still leaves the folder."""
     path = Path(executable)
-    found = [program_root(path)]
+    found = [path.resolve().parent, program_root(path)]
+    if (path.parent.parent / "pyvenv.cfg").is_file():
+        found.append(path.parent.parent)  # a virtual environment's interpreter reads its pyvenv.cfg
     try:
         with open(path, "rb") as handle:
             head = handle.readline(512)
@@ -59,10 +63,8 @@ def interpreter_paths(executable: str | Path) -> list[Path]:
         return found
     if head.startswith(b"#!"):
         words = head[2:].decode(errors="replace").split()
-        if words:
+        if words and not (Path(words[0]).name == "env" and len(words) > 1):
             interpreter = Path(words[0])
-            if interpreter.name == "env" and len(words) > 1:
-                return found
-            found += [interpreter.parent.parent if interpreter.parent.name == "bin" else interpreter.parent,
-                      program_root(interpreter)]
+            found += [interpreter.parent, interpreter.parent.parent if interpreter.parent.name == "bin"
+                      else interpreter.parent, interpreter.resolve().parent, program_root(interpreter)]
     return found

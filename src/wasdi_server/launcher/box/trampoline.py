@@ -1,4 +1,4 @@
-"""The box's trampoline: started by the server as ``python -I -S trampoline.py REPORT_FD`` with a job on
+"""The box's trampoline: started by the server as ``python -I -S trampoline.py REPORT_FD RUN_ID`` with a job on
 its standard input (JSON), it becomes the run's supervisor and starts the job's program confined.
 
 Why a trampoline: confinement must be applied by the process that will run the code, between ``fork``
