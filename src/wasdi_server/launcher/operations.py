@@ -82,7 +82,8 @@ class OperationContext:
         and stderr (merged) are handed over line by line as they arrive.  ``BoxUnavailable`` when the
         kernel cannot box it and the settings require a box."""
         box = Box.from_settings(self.services.settings)
-        outcome = box.run(job if job.name else replace(job, name=self.process_id), on_output=on_output, stop=self.stop_event, timeout=timeout,
+        named = job if job.name else replace(job, name=self.process_id)
+        outcome = box.run(named, on_output=on_output, stop=self.stop_event, timeout=timeout,
                           on_start=lambda pid: self.services.processes.update(self.process_id, {"pid": pid}))
         if outcome.timed_out:
             raise OperationTimedOut(self.process_id, timeout or 0)

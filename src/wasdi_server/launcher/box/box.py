@@ -122,7 +122,7 @@ class Box:
             "cwd": str(job.cwd),
             "confine": self.confined,
             "read": system.system_read() + self._allowed(job.read),
-            "write": [system.SHARED_MEMORY] + self._allowed(job.write),
+            "write": [system.SHARED_MEMORY, *self._allowed(job.write)],
             "devices": system.devices(),
             "connect_ports": sorted(connect),
             "bind_ports": sorted(set(job.bind_ports)),

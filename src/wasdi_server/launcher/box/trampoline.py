@@ -30,7 +30,7 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import confine  # noqa: E402  (a sibling module: this file runs as a script, not inside the package)
+import confine
 
 EXIT_NOT_STARTED = 126
 SIGNALS_OF_LIMITS = {signal.SIGXCPU: "cpu_seconds", signal.SIGXFSZ: "file_mb"}
@@ -206,7 +206,7 @@ class Supervisor:
                                                job["bind_ports"])
             argv = [str(a) for a in job["argv"]]
             os.execvpe(argv[0], argv, {str(k): str(v) for k, v in job["env"].items()})
-        except BaseException as e:  # noqa: BLE001  (whatever failed, the program must not run)
+        except BaseException as e:
             with contextlib.suppress(OSError):
                 os.write(2, f"box: cannot start {job['argv'][0]}: {e}\n".encode(errors="replace"))
         os._exit(EXIT_NOT_STARTED)
@@ -332,7 +332,7 @@ class Supervisor:
 
 
 def _lower(kind: int, soft: int, hard: int) -> None:
-    current_soft, current_hard = resource.getrlimit(kind)
+    _, current_hard = resource.getrlimit(kind)
     if current_hard != resource.RLIM_INFINITY:
         hard = min(hard, current_hard)
     resource.setrlimit(kind, (min(soft, hard), hard))
