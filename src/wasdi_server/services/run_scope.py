@@ -21,14 +21,13 @@ runs get a plain session of their caller.  Places that resolve sessions without 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import Forbidden
 
 if TYPE_CHECKING:
     from ..launcher.operations import OperationContext
-    from ..settings import Settings
     from . import Services
 
 WORKSPACE = "workspace"
@@ -63,14 +62,15 @@ BODY_WORKSPACE = {"file_buffer.import_product": "workspace"}
 MAX_DEPTH = 100
 
 
-def scope_name(settings: Settings, app_name: str) -> str:
-    """``account`` for the apps the operator listed in ``app_account_scope_apps``, else ``workspace``."""
-    return ACCOUNT if app_name in set(settings.app_account_scope_apps) else WORKSPACE
+def scope_name(account_scope_apps: Iterable[str], app_name: str) -> str:
+    """``account`` for the apps the operator listed in ``app_account_scope_apps``, else ``workspace``: what
+    the app's store page shows as its ``runScope``."""
+    return ACCOUNT if app_name in set(account_scope_apps) else WORKSPACE
 
 
 def run_scope(services: Services, app: Mapping[str, Any], ctx: OperationContext) -> dict[str, str] | None:
     """The scope of the session a run of ``app`` gets (``None``: its caller's whole account)."""
-    if scope_name(services.settings, str(app.get("name") or "")) == ACCOUNT:
+    if scope_name(services.settings.app_account_scope_apps, str(app.get("name") or "")) == ACCOUNT:
         return None
     return {"workspaceId": ctx.workspace_id, "processId": ctx.process_id}
 
