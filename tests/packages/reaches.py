@@ -43,6 +43,11 @@ def _admin_channel(targets):
         raise PermissionError(1, f"the channel answered: {answer.get('error')}")
 
 
+def _read(path, mode="r"):
+    with open(path, mode) as handle:
+        return handle.read()
+
+
 def _write(folder):
     with open(os.path.join(folder, "planted-by-intruder.txt"), "w") as handle:
         handle.write("planted")
@@ -51,14 +56,14 @@ def _write(folder):
 def attempt_all(targets):
     pid = server_pid(targets)
     attempts = {
-        "read the store": lambda: open(targets["store_file"]).read(),
-        "read another user's file": lambda: open(targets["other_file"]).read(),
-        "read the admin channel's key": lambda: open(targets["admin_key"]).read(),
+        "read the store": lambda: _read(targets["store_file"]),
+        "read another user's file": lambda: _read(targets["other_file"]),
+        "read the admin channel's key": lambda: _read(targets["admin_key"]),
         "write another user's workspace": lambda: _write(targets["other_folder"]),
         "write the owner's folder outside the workspace": lambda: _write(targets["owner_folder"]),
         "write above the data directory": lambda: _write(targets["above"]),
         "use the admin channel": lambda: _admin_channel(targets),
-        "read the server's environment": lambda: open(f"/proc/{pid}/environ", "rb").read(),
+        "read the server's environment": lambda: _read(f"/proc/{pid}/environ", "rb"),
         "signal the server": lambda: os.kill(pid, 0),
         "connect to another loopback port": lambda: socket.create_connection(("127.0.0.1", targets["other_port"]),
                                                                               5).close(),

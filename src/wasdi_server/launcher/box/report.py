@@ -101,7 +101,8 @@ def lines(facts: dict[str, Any]) -> list[str]:
         rows.append(("each run may", "read the system's libraries and interpreters, its app and its environment; "
                      "write its workspace and scratch folders; connect over TCP to ports "
                      + ", ".join(str(p) for p in facts["tcp_ports"]) + "; nothing else of the data directory"))
-    rows.append(("limits", f"memory {limits['memory_mb']} MB ({'per run' if limits['memory_by'] == 'cgroup' else 'per process'}), "
+    memory_scope = "per run" if limits["memory_by"] == "cgroup" else "per process"
+    rows.append(("limits", f"memory {limits['memory_mb']} MB ({memory_scope}), "
                  f"{limits['processes']} processes and threads "
                  f"({'per run' if limits['processes_by'] == 'cgroup' else 'of the OS user, over what runs now'}), "
                  f"{limits['open_files']} open files, files up to {limits['file_mb']} MB, "
