@@ -12,7 +12,7 @@ cannot box it; with ``off`` it runs unconfined (but still supervised, limited an
 from __future__ import annotations
 
 import contextlib
-import json
+import marshal
 import os
 import signal
 import subprocess
@@ -159,7 +159,7 @@ class Box:
         ``on_start`` gets the supervisor's pid."""
         self.check()
         run_id = job.name or uuid.uuid4().hex
-        payload = json.dumps(self.spec(job, run_id)).encode()
+        payload = marshal.dumps(self.spec(job, run_id))
         report_read, report_write = os.pipe()
         try:
             child = subprocess.Popen([sys.executable, "-I", "-S", str(TRAMPOLINE), str(report_write), run_id], env={},
@@ -256,7 +256,7 @@ def _collect(fd: int, into: list[bytes]) -> None:
 
 def _report(raw: bytes) -> dict[str, Any]:
     try:
-        value = json.loads(raw) if raw else {}
-    except ValueError:
+        value = marshal.loads(raw) if raw else {}
+    except (ValueError, EOFError, TypeError):
         return {}
     return value if isinstance(value, dict) else {}

@@ -21,9 +21,11 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
-import platform
 import struct
-from collections.abc import Iterable
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing would slow the trampoline down
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 # -- Landlock (include/uapi/linux/landlock.h) ------------------------------------------------------------
 FS_EXECUTE = 1 << 0
@@ -109,7 +111,7 @@ def _prctl(libc: ctypes.CDLL, option: int, arg: int = 0, what: str = "prctl") ->
 
 
 def machine() -> str:
-    return platform.machine().lower()
+    return os.uname().machine.lower()
 
 
 def landlock_abi() -> int:

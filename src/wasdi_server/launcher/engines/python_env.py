@@ -181,8 +181,10 @@ class PythonEngine:
 
     def _install(self, app: AppLayout, specs: list[str], log: LogLine, *extra: str) -> None:
         if self.uv:
-            command = [self.uv, "pip", "install", "--python", str(self.interpreter(app)), *self._index_options(),
-                       *extra, *specs]
+            # Compiled now, while the environment may be written: a run may not write it, and would otherwise
+            # compile every module it imports each time it starts (pip compiles by default).
+            command = [self.uv, "pip", "install", "--python", str(self.interpreter(app)), "--compile-bytecode",
+                       *self._index_options(), *extra, *specs]
         else:
             command = [str(self.interpreter(app)), "-m", "pip", "install", "--disable-pip-version-check",
                        *self._index_options(), *extra, *specs]
