@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from tests.box_jobs import python_job
 from tests.conftest import Person, Server
@@ -244,3 +245,53 @@ def test_an_operation_run_stops_on_request(ctx: OperationContext) -> None:
         timer.cancel()
     assert not isinstance(raised.value, OperationTimedOut)
     assert time.monotonic() - started < 10
+
+
+# -- where the kernel cannot box: the logs and the operator's tools say so ------------------------------------
+NO_LANDLOCK = KernelSupport("linux", landlock_abi=0, seccomp=True, subreaper=True)
+
+
+@pytest.fixture
+def old_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
+    from wasdi_server.launcher import engines
+    from wasdi_server.launcher.box import box as box_module
+
+    monkeypatch.setattr(box_module, "kernel_support", lambda: NO_LANDLOCK)
+    monkeypatch.setattr(engines, "_PYTHON", {})
+
+
+def test_a_build_is_refused_with_the_reason_in_its_build_log(server: Server, alice: Person, old_kernel: None) -> None:
+    from tests.app_support import HELLO_APP, app_zip
+    from tests.server.geodata import new_workspace, wait_process
+
+    ws = new_workspace(server, alice)
+    with httpx.Client(transport=httpx.WSGITransport(app=server.app), base_url="http://testserver") as http:
+        r = http.post("/processors/uploadprocessor", params={"name": "hello", "workspace": ws}, headers=alice.headers,
+                      files={"file": ("hello.zip", app_zip({"myProcessor.py": HELLO_APP}))})
+    assert r.status_code == 200, r.text
+    assert wait_process(server, r.json()["stringValue"])["status"] == "ERROR"
+    doc = server.services.apps.records.by_name("hello")
+    build_log = server.services.apps.layout(doc).build_log.read_text()
+    assert "no Landlock" in build_log and 'app_isolation = "off"' in build_log
+
+
+def test_off_is_announced_loudly_and_doctor_reports_the_box(tmp_path: Path, caplog: pytest.LogCaptureFixture,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    from wasdi_server import cli
+    from wasdi_server.settings import load_settings
+
+    cli.announce_box(load_settings(data_dir=tmp_path, environ={}, app_isolation="off"))
+    assert "UNBOXED" in caplog.text
+    assert cli.main(["doctor", "--data-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "verdict           runs are boxed" in out
+    assert "was refused the data directory, a signal to the server" in out
+
+
+def test_doctor_on_a_kernel_that_cannot_box(tmp_path: Path, old_kernel: None,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    from wasdi_server import cli
+
+    assert cli.main(["doctor", "--data-dir", str(tmp_path), "--json"]) == 1
+    facts = json.loads(capsys.readouterr().out)
+    assert facts["verdict"] == "runs are refused" and "no Landlock" in facts["refusal"]

@@ -56,13 +56,14 @@ class Box:
     protected: tuple[Path, ...] = ()
     """Folders no job's rule may cover whole (the data directory): a job gets only the parts of them it names."""
     support: KernelSupport = field(default_factory=kernel_support, compare=False, hash=False)
+    """What the kernel offers (found once per process; not part of a box's identity)."""
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Box:
         limits = Limits(settings.app_memory_mb, settings.app_max_processes, settings.app_max_open_files,
                         settings.app_max_file_mb, settings.app_cpu_seconds)
         return cls(settings.app_isolation, limits, tuple(int(p) for p in settings.app_outbound_ports),
-                   (Path(settings.data_dir).resolve(),))
+                   (Path(settings.data_dir).resolve(),), kernel_support())
 
     # -- what the box can do here ----------------------------------------------------------------------
     @property
