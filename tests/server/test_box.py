@@ -295,3 +295,22 @@ def test_doctor_on_a_kernel_that_cannot_box(tmp_path: Path, old_kernel: None,
     assert cli.main(["doctor", "--data-dir", str(tmp_path), "--json"]) == 1
     facts = json.loads(capsys.readouterr().out)
     assert facts["verdict"] == "runs are refused" and "no Landlock" in facts["refusal"]
+
+
+def test_a_run_cannot_signal_or_read_another_run() -> None:
+    lines: list[str] = []
+    sleeper = threading.Thread(target=lambda: Box().run(
+        python_job("import os, time; print(os.getpid(), flush=True); time.sleep(30)"), on_output=lines.append,
+        timeout=20))
+    sleeper.start()
+    deadline = time.monotonic() + 20
+    while not lines and time.monotonic() < deadline:
+        time.sleep(0.05)
+    other = int(lines[0])
+    code = (f"import os\nfor action in (lambda: os.kill({other}, 0), lambda: open('/proc/{other}/environ').read()):\n"
+            "    try:\n        action(); print('allowed')\n    except PermissionError:\n        print('refused')\n")
+    seen: list[str] = []
+    assert Box().run(python_job(code), on_output=seen.append).exit_code == 0
+    os.kill(other, 9)
+    sleeper.join(30)
+    assert seen == ["refused", "refused"]

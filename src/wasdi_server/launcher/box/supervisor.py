@@ -248,8 +248,8 @@ class Supervisor:
             confine.set_subreaper()
             confine.set_parent_death_signal(signal.SIGTERM)
             confine.set_not_dumpable()
-        except OSError:
-            pass
+        except (OSError, AttributeError):
+            pass  # not Linux (no prctl): the program's process group is what the sweep reaches there
         for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
             signal.signal(sig, self._on_stop)
         report: dict[str, object] = {"exit_code": None, "signal": None, "limits": [], "killed": 0, "stopped": False}
