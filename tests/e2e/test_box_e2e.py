@@ -237,8 +237,13 @@ def test_a_fork_bomb_and_a_memory_bomb_end_in_error_naming_their_limit(scene: Sc
     memory = scene.alice.run("intruder", {"mode": "membomb"})
     assert scene.alice.wait(forks, timeout=120) == "ERROR"
     assert scene.alice.wait(memory, timeout=120) == "ERROR"
+    # The app itself reports ERROR before its supervisor has swept the run and read the cgroup's counters.
+    named = f"limit on processes and threads (app_max_processes = {PROCESSES})"
+    deadline = time.monotonic() + 30
+    while not any(named in line for line in scene.alice.log(forks)) and time.monotonic() < deadline:
+        time.sleep(0.2)
     fork_log = "\n".join(scene.alice.log(forks))
-    assert f"limit on processes and threads (app_max_processes = {PROCESSES})" in fork_log, fork_log
+    assert named in fork_log, fork_log
     forked = int(next(line for line in scene.alice.log(forks) if line.startswith("forked ")).split()[1])
     assert forked < PROCESSES
     memory_log = "\n".join(scene.alice.log(memory))

@@ -12,8 +12,10 @@ cannot box it; with ``off`` it runs unconfined (but still supervised, limited an
 from __future__ import annotations
 
 import contextlib
+import logging
 import marshal
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -32,6 +34,7 @@ from .support import KernelSupport, kernel_support
 if TYPE_CHECKING:
     from ...settings import Settings
 
+log = logging.getLogger("wasdi_server.box")
 TRAMPOLINE = Path(__file__).with_name("trampoline.py")
 REQUIRED = "required"
 OFF = "off"
@@ -117,8 +120,12 @@ class Box:
         support = self.support
         cgroups = {name: place.for_run(run_id) for name, place in support.cgroups.items()
                    if (name == "memory" and limits.memory_mb) or (name == "pids" and limits.processes)}
+        argv = [str(a) for a in job.argv]
+        # Found here, on the job's PATH: once confined, the supervisor could not import what a search needs.
+        program = argv[0] if "/" in argv[0] else (shutil.which(argv[0], path=env.get("PATH", "")) or argv[0])
         return {
-            "argv": [str(a) for a in job.argv],
+            "program": program,
+            "argv": argv,
             "env": env,
             "cwd": str(job.cwd),
             "confine": self.confined,
@@ -237,11 +244,16 @@ def _pump(stream: IO[bytes] | None, on_output: Callable[[str], None] | None) -> 
         return
     with stream:
         for raw in stream:
-            if on_output is None:
-                continue
             text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
-            if text.strip():
+            if on_output is None or not text.strip():
+                continue
+            try:
                 on_output(text)
+            except Exception:
+                # Where the lines go may vanish meanwhile (an app deleted during its build): the program's
+                # output is still drained, or it would block on a full pipe.
+                log.warning("a line of a boxed program's output could not be kept", exc_info=True)
+                on_output = None
 
 
 def _collect(fd: int, into: list[bytes]) -> None:

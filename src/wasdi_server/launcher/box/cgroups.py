@@ -105,19 +105,22 @@ def find_places() -> dict[str, CgroupPlace]:
 
 
 def remove_leftovers(places: dict[str, CgroupPlace]) -> int:
-    """Remove the empty run cgroups a killed supervisor left behind (a busy one belongs to a live run, maybe
-    of another server on this machine, and is left alone); how many went."""
+    """Remove the empty run cgroups a killed supervisor left behind; how many went.  Each is named
+    ``<run id>.<supervisor pid>``: one whose supervisor lives belongs to a run (maybe of another server on
+    this machine, maybe not joined yet) and is left alone, and so is one still holding processes."""
     removed = 0
     for place in places.values():
         if not place.parent.is_dir():
             continue
         for child in place.parent.iterdir():
-            if child.is_dir():
-                try:
-                    child.rmdir()
-                    removed += 1
-                except OSError:
-                    continue
+            pid = child.name.rsplit(".", 1)[-1]
+            if not child.is_dir() or not pid.isdigit() or Path(f"/proc/{pid}").exists():
+                continue
+            try:
+                child.rmdir()
+                removed += 1
+            except OSError:
+                continue
         with contextlib.suppress(OSError):
             place.parent.rmdir()
     return removed

@@ -93,7 +93,8 @@ class Cgroups:
 
     def make(self) -> None:
         for controller, place in self.plan.items():
-            path = str(place["path"])
+            # The supervisor's pid in the name tells a later server whether the cgroup is a live run's.
+            path = place["path"] = f"{place['path']}.{os.getpid()}"
             parent = os.path.dirname(path)
             for _ in range(5):  # another run may remove the shared parent between our two mkdirs
                 try:
@@ -211,8 +212,7 @@ class Supervisor:
                 confine.install_socket_filter()
                 confine.restrict_with_landlock(job["read"], job["write"], job["devices"], job["connect_ports"],
                                                job["bind_ports"])
-            argv = [str(a) for a in job["argv"]]
-            os.execvpe(argv[0], argv, {str(k): str(v) for k, v in job["env"].items()})
+            os.execve(job["program"], job["argv"], job["env"])
         except BaseException as e:
             try:
                 os.write(2, f"box: cannot start {job['argv'][0]}: {e}\n".encode(errors="replace"))
