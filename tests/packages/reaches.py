@@ -1,7 +1,8 @@
 """What hostile code tries from inside the box, the same for an app, a build and a gpt graph: read the store,
 another user's file and the admin channel's key; write another user's workspace, its owner's folder outside
-the workspace and the folder above the data directory; use the admin channel; read the server's
-environment; signal the server; connect to a TCP listener on another loopback port; send UDP.
+the workspace and the folder above the data directory; use the admin channel; read the server's environment
+or command line, or find it by walking up /proc; signal the server; connect to a TCP listener on another
+loopback port; send UDP.
 
 ``attempt_all(targets)`` answers ``{attempt: "allowed" | "refused: <why>"}``.  Standard library only."""
 
@@ -10,25 +11,21 @@ import os
 import socket
 
 
-def server_pid(targets):
-    """The server's pid: given, or found by walking up the parents (what an attacker would do)."""
-    if targets.get("server_pid"):
-        return int(targets["server_pid"])
+def find_server_by_walking_up():
+    """What an attacker does for the server's pid: walk up the parents in /proc until the server's command
+    line; an ``OSError`` when /proc does not show them."""
     pid = os.getppid()
     for _ in range(30):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as handle:
-                words = handle.read().split(b"\0")
-            with open(f"/proc/{pid}/stat", "rb") as handle:
-                parent = int(handle.read().rsplit(b")", 1)[1].split()[1])
-        except (OSError, ValueError):
-            return 0
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            words = handle.read().split(b"\0")
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            parent = int(handle.read().rsplit(b")", 1)[1].split()[1])
         if b"serve" in words and any(b"wasdi_server" in w for w in words):
             return pid
         if parent <= 1:
-            return 0
+            break
         pid = parent
-    return 0
+    raise FileNotFoundError(2, "no server among the parents")
 
 
 def _admin_channel(targets):
@@ -54,8 +51,10 @@ def _write(folder):
 
 
 def attempt_all(targets):
-    pid = server_pid(targets)
+    pid = int(targets["server_pid"])  # the tests give it: an attacker could guess it from the pid range
     attempts = {
+        "find the server by walking up /proc": find_server_by_walking_up,
+        "read the server's command line": lambda: _read(f"/proc/{pid}/cmdline", "rb"),
         "read the store": lambda: _read(targets["store_file"]),
         "read another user's file": lambda: _read(targets["other_file"]),
         "read the admin channel's key": lambda: _read(targets["admin_key"]),
@@ -70,7 +69,7 @@ def attempt_all(targets):
         "send UDP to loopback": lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(
             b"x", ("127.0.0.1", targets["other_port"])),
     }
-    results = {"server pid found": str(pid)}
+    results = {}
     for name, action in attempts.items():
         try:
             action()

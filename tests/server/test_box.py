@@ -47,12 +47,18 @@ attempt("read the server's environment", lambda: open(f"/proc/{args['server']}/e
 attempt("open a file the server holds", lambda: open(f"/proc/{args['server']}/fd/0", "rb").close())
 attempt("see where the server's files are", lambda: os.readlink(f"/proc/{args['server']}/fd/0"))
 attempt("read the server's memory", lambda: open(f"/proc/{args['server']}/mem", "rb").close())
+attempt("read the server's command line", lambda: open(f"/proc/{args['server']}/cmdline", "rb").read())
+attempt("read the server's status", lambda: open(f"/proc/{args['server']}/status", "rb").read())
+attempt("list the machine's processes", lambda: os.listdir("/proc"))
 attempt("signal the server", lambda: os.kill(args["server"], 0))
 attempt("open a UDP socket", lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM).close())
 attempt("open a raw socket", lambda: socket.socket(socket.AF_INET, socket.SOCK_RAW, 1).close())
 attempt("connect to another loopback port", lambda: socket.create_connection(("127.0.0.1", args["other"]), 3).close())
 attempt("connect to the allowed port", lambda: socket.create_connection(("127.0.0.1", args["allowed"]), 3).close())
 attempt("connect to the server's abstract socket", lambda: socket.socket(socket.AF_UNIX).connect(args["abstract"]))
+attempt("read its own /proc entries", lambda: open("/proc/self/cmdline", "rb").read())
+attempt("read the machine's memory and CPU figures",
+        lambda: (open("/proc/meminfo").read(), open("/proc/cpuinfo").read()))
 with open("/proc/self/status") as status:
     results["capabilities"] = sorted({l.split()[1] for l in status if l.startswith(("CapEff", "CapPrm", "CapBnd"))})
 print(json.dumps(results), flush=True)
@@ -99,6 +105,8 @@ def test_a_boxed_program_reaches_its_own_folder_and_nothing_else(tmp_path: Path)
     assert results.pop("read its own input") == "allowed"
     assert results.pop("write its own folder") == "allowed"
     assert results.pop("connect to the allowed port") == "allowed"
+    assert results.pop("read its own /proc entries") == "allowed"
+    assert results.pop("read the machine's memory and CPU figures") == "allowed"
     assert results.pop("capabilities") == ["0000000000000000"]
     for attempt, outcome in results.items():
         assert outcome.startswith("refused"), (attempt, outcome)

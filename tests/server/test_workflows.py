@@ -617,7 +617,6 @@ def test_a_gpt_that_tries_every_reach_is_refused_all_but_its_own_files(
     output = server.services.workspaces.folder(server.services.workspaces.load(input_ws)) / "scene_hostile.tif"
     results = json.loads(output.read_text())
     assert results.pop("read its input") == "allowed"
-    assert results.pop("server pid found") == str(os.getpid())
     for attempt, outcome in results.items():
         assert outcome.startswith("refused"), (attempt, outcome)
     assert not list(data.parent.rglob("planted-by-intruder.txt"))

@@ -20,8 +20,8 @@ from falcon import uri
 from wasdi_sdk.catalog import BY_NAME, Auth, Endpoint, Param, ParamType
 
 from ..errors import BadRequest, DomainError, ServerFailure, Unauthorized
-from ..store import StoreUnavailableError
 from ..services import run_scope
+from ..store import StoreUnavailableError
 from .answer_cache import AnswerCache, answer_key
 from .answers import Answer, failure, success
 from .bodies import parse_body, read_limited

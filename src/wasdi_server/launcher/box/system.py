@@ -3,9 +3,14 @@
 
 ``/etc`` is listed file by file rather than opened whole: a server running as root would otherwise let
 every run read ``/etc/shadow`` and private keys (the box drops root's capabilities, but root still owns
-those files).  ``/proc`` is readable because programs read their own entries there (``/proc/self``,
-``/proc/cpuinfo``); what another process's entries would give away (its environment, memory, open files,
-maps) is refused by Landlock, which treats them as tracing a process outside the box.
+those files).  ``/proc`` is listed the same way: the boxed program's own entries (``/proc/self``, resolved
+by the program itself just before it starts, so they are its own) and the machine-wide figures programs
+read (CPU, memory, load, kernel settings).  Another process's entries are not opened: Landlock refuses the
+environment, memory and open files of a process outside the box anyway, but its command line and status
+(a server started with a database address holding a password, another user's run) would be readable, and
+so would the list of every process on the machine.  A process the program forks does not see its own
+entries (they did not exist when the rules were made): programs fall back (Python closes its descriptors
+without ``/proc/self/fd``).
 """
 
 from __future__ import annotations
@@ -14,7 +19,13 @@ import glob
 import os
 from pathlib import Path
 
-SYSTEM_FOLDERS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/sys")
+SYSTEM_FOLDERS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/sys")
+PROC_ENTRIES = (
+    "self", "thread-self", "cpuinfo", "meminfo", "stat", "loadavg", "uptime", "version", "filesystems",
+    "sys", "mounts", "swaps", "zoneinfo", "vmstat", "pressure",
+)
+"""What a boxed program may read of ``/proc``: ``self`` and ``thread-self`` are opened by the program
+itself when the rules are made, so they name its own entries."""
 ETC_ENTRIES = (
     "passwd", "group", "nsswitch.conf", "hosts", "host.conf", "resolv.conf", "gai.conf", "services", "protocols",
     "networks", "localtime", "timezone", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "mime.types", "os-release",
@@ -31,6 +42,7 @@ of the machine, so boxed runs may use it, and nothing of the server is kept ther
 def system_read() -> list[str]:
     """Folders and files every boxed program may read and execute."""
     paths = [p for p in SYSTEM_FOLDERS if os.path.exists(p)]
+    paths += [f"/proc/{entry}" for entry in PROC_ENTRIES]
     for entry in ETC_ENTRIES:
         paths += sorted(glob.glob(os.path.join("/etc", entry)))
     return paths
