@@ -119,6 +119,7 @@ def serve(settings: Settings, *, init_admin: bool = False) -> None:
     logging.getLogger("waitress.queue").setLevel(logging.ERROR)
     # The local catalogue exists from the start, so files added to it later are searchable at once.
     catalogue.folder_of(settings).mkdir(parents=True, exist_ok=True)
+    announce_box(settings)
     services = build_services(settings)
     channel = AdminChannel(services)
     listener = None
@@ -205,6 +206,29 @@ def start_sftp(settings: Settings, services: Any) -> Any:
     return service
 
 
+def announce_box(settings: Settings) -> None:
+    """The start-up log's word on how other people's code will run here (loud when it will not be boxed)."""
+    from .launcher.box import Box
+
+    box = Box.from_settings(settings)
+    log = logging.getLogger("wasdi_server.box")
+    refusal = box.refusal()
+    if not box.confined:
+        log.warning("!" * 78)
+        log.warning("app_isolation = off: apps, app builds and workflows run UNBOXED, with everything this "
+                    "server's OS user may do (read the store and every user's files, use the admin channel's "
+                    "key, signal this server). Only for a single-user machine. 'wasdi-server doctor' says more.")
+        log.warning("!" * 78)
+    elif refusal:
+        log.error("apps, app builds and workflows will be refused: %s", refusal)
+    else:
+        support = box.support
+        log.info("apps, app builds and workflows run boxed (Landlock ABI %d, seccomp, capabilities dropped; "
+                 "processes %s, memory %s)", support.landlock_abi,
+                 "per run cgroup" if support.processes_by == "cgroup" else "RLIMIT_NPROC",
+                 "per run cgroup" if support.memory_by == "cgroup" else "RLIMIT_DATA")
+
+
 def run_account_operation(settings: Settings, operation: str, arguments: dict[str, Any]) -> Any:
     """Through the running server's admin channel when one serves ``data_dir``; else on the store directly."""
     from .management import accounts, channel
@@ -271,6 +295,23 @@ def serve_command(
                          web_client_dir=str(web_client.resolve()) if web_client else None, sftp_port=sftp_port,
                          broker_port=broker_port, node_code=node_code, store_url=store_url)
     serve(settings, init_admin=init_admin)
+
+
+@app.command("doctor")
+def doctor_command(data_dir: DataDirOpt = None, config: ConfigOpt = None, json: JsonOpt = False) -> None:
+    """Say what this machine's kernel offers to box apps, builds and workflows, and what each run will get."""
+    from .launcher.box import Box
+    from .launcher.box.report import describe, lines
+
+    settings = _settings(config, data_dir=data_dir)
+    facts = describe(Box.from_settings(settings), settings.data_dir, settings.port)
+    if json:
+        typer.echo(jsonlib.dumps(facts, indent=2))
+    else:
+        for line in lines(facts):
+            typer.echo(line)
+    if settings.app_isolation != "off" and facts["refusal"]:
+        raise typer.Exit(1)
 
 
 @users_app.command("add")

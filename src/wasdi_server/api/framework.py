@@ -20,6 +20,7 @@ from falcon import uri
 from wasdi_sdk.catalog import BY_NAME, Auth, Endpoint, Param, ParamType
 
 from ..errors import BadRequest, DomainError, ServerFailure, Unauthorized
+from ..services import run_scope
 from ..store import StoreUnavailableError
 from .answer_cache import AnswerCache, answer_key
 from .answers import Answer, failure, success
@@ -56,6 +57,8 @@ class Call:
     """Query parameters the catalogue does not declare (raw values)."""
     on_answer: list[Callable[[falcon.Response], None]] = field(default_factory=list)
     """What to add to the response besides the answer (a cookie), applied after it is written."""
+    scope: dict[str, Any] | None = None
+    """The scope of an app run's session (``services.run_scope``); ``None`` for a whole account."""
     _body: Any = field(default=_UNREAD, repr=False)
     raw_body: bytes | None = field(default=None, repr=False)
     """The body's bytes, when something read them before the handler (``body_json``)."""
@@ -221,7 +224,8 @@ class EndpointResource:
             if forwarder is not None and node is not None:  # it runs on its workspace's node (nodes/forwarding.py)
                 answer = forwarder.relay(call, node)
             else:
-                cached_by = CACHED_BY.get(ep.name)
+                # A run's narrowed answers are neither served from nor kept in its caller's cache.
+                cached_by = CACHED_BY.get(ep.name) if call.scope is None else None
                 answer = self.cached(ep, handler, call, cached_by) if cached_by else success(ep, handler(call))
             extras = call.on_answer
         except DomainError as error:
@@ -253,15 +257,21 @@ class EndpointResource:
         occurrences = split_query(req.query_string)
         user = None
         session_id = None
+        scope = None
         if ep.auth is not Auth.PUBLIC:
             session_id = req.get_header(SESSION_HEADER) or None
             if session_id is None and ep.auth is Auth.TOKEN:
                 session_id = (occurrences.get("token") or [""])[0] or None
-            user = self.services.sessions.resolve(session_id)
-            if user is None:
+            found = self.services.sessions.resolve_scoped(session_id)
+            if found is None:
                 raise Unauthorized("MSG_ERROR_INVALID_SESSION")
+            user, scope = found
         params = parse_query(ep, occurrences, self.services.settings.max_param_length) if ep.query else {}
-        return Call(ep, self.services, req, user, session_id, params, path, occurrences)
+        call = Call(ep, self.services, req, user, session_id, params, path, occurrences, scope=scope)
+        if scope is not None:
+            body = call.body if ep.name in run_scope.BODY_WORKSPACE else None
+            run_scope.check(self.services, ep.name, params, body, scope)
+        return call
 
 
 def write_answer(resp: falcon.Response, answer: Answer) -> None:

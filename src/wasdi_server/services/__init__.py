@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..launcher import Launcher
+from ..launcher.pool import Launcher
 from ..messages import Messages, build_messages
 from ..nodes.app_install import AppInstaller
 from ..nodes.client import NodeClient
@@ -286,7 +286,7 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
     app_records = AppRecords(c("processors"), sharing)
     reviews = ReviewService(c("reviews"), c("review_comments"), app_records, atomic=store.atomic)
     app_store = AppStoreService(app_records, users, sharing, reviews, images, c("process_workspaces"),
-                                settings.app_categories_file)
+                                settings.app_categories_file, settings.app_account_scope_apps)
     app_payments = AppPaymentService(c("app_payments"), c("credit_packages"), app_records, sharing, payments)
     param_templates = ParamTemplateService(c("processor_parameter_templates"), app_records, sharing)
     process_logs = ProcessLogService(RunLogs(settings.data_dir / "logs"), processes)
