@@ -67,7 +67,7 @@ class Bench:
         self.port = free_port()
         self.log = open(data_dir.parent / "server.log", "wb")  # noqa: SIM115 (closed in close())
         self.proc = subprocess.Popen([sys.executable, "-m", "wasdi_server", "serve", "--data-dir", str(data_dir),
-                                      "--port", str(self.port), "--config", str(config)], env=env,
+                                      "--port", str(self.port), "--config", str(config), "--sftp-port", "0"], env=env,
                                      stdout=self.log, stderr=subprocess.STDOUT)
         self.base = f"http://127.0.0.1:{self.port}"
         for _ in range(200):

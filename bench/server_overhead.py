@@ -178,7 +178,8 @@ def start_ours(data_dir: Path, threads: int, workspaces: int) -> tuple[Server, s
         raise SystemExit(f"user add failed: {added.stderr}")
     port = free_port()
     server = spawn("ours", [sys.executable, "-m", "wasdi_server", "serve", "--data-dir", str(data_dir),
-                            "--host", "127.0.0.1", "--port", str(port), "--threads", str(threads)], port)
+                            "--host", "127.0.0.1", "--port", str(port), "--threads", str(threads),
+                            "--sftp-port", "0"], port)
     status, body = request(port, "POST", "/auth/login",
                            json.dumps({"userId": USER, "userPassword": PASSWORD}).encode(),
                            {"Content-Type": "application/json"})

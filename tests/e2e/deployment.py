@@ -73,7 +73,7 @@ class Deployment:
         env["WASDI_SERVER_METRICS_INTERVAL_SECONDS"] = "1"
         env["WASDI_SERVER_LAUNCHER_POLL_SECONDS"] = "0.2"
         env["WASDI_SERVER_NODE_CALL_TIMEOUT_SECONDS"] = "5"
-        env["WASDI_SERVER_SFTP_PORT"] = "0"  # each node its own free port (2222 is one port for all)
+        env["WASDI_SERVER_SFTP_PORT"] = "0"  # nodes and parallel test servers never contend for 2222
         for name, value in self.settings.items():
             env["WASDI_SERVER_" + name.upper()] = value if isinstance(value, str) else __import__("json").dumps(value)
         if node is not None:
