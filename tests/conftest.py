@@ -45,6 +45,13 @@ class Server:
         self.settings = load_settings(data_dir=data_dir, environ={}, **settings)
         self.app: WasdiApp = create_app(self.settings)
         self.http = testing.TestClient(self.app)
+        self.heard: list[dict[str, Any]] = []
+        """Every message the server published, as its wire object (an in-process listener, from the start)."""
+        self.services.messages.tap(lambda message: self.heard.append(message.wire()))
+
+    def messages_of(self, workspace_id: str) -> list[dict[str, Any]]:
+        """The messages published about one workspace, oldest first."""
+        return [m for m in list(self.heard) if m["workspaceId"] == workspace_id]
 
     @property
     def services(self) -> Any:

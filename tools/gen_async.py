@@ -63,9 +63,8 @@ ATTRIBUTE_RENAMES = {("httpx", "Client"): "AsyncClient", ("time", "sleep"): "sle
 MODULE_RENAMES = {("time", "sleep"): "asyncio"}
 
 # Twins written by hand, for sync classes over a transport other than httpx: class -> its module under _async.
-# The place for ``client.events`` (live messages over STOMP/WebSocket): when the sync ``EventsResource`` lands,
-# add ``"EventsResource": "events"`` and write ``_async/events.py`` over the same (transport-free) codec.
-HAND_WRITTEN: dict[str, str] = {}
+# ``client.events`` (live messages over STOMP/WebSocket): ``_async/events.py``, over the same codec and models.
+HAND_WRITTEN: dict[str, str] = {"EventsResource": "events"}
 
 # Attributes whose type no annotation in the source states.
 ATTRIBUTE_TYPES = {("APIResource", "_client"): "BaseClient", ("BaseClient", "_http"): "httpx.Client"}
@@ -430,6 +429,7 @@ class Generator:
             before = len(classes)
             classes |= {n for n, i in self.program.classes.items() if any(b in classes for b in i.bases)}
             changed = len(classes) != before
+        classes -= set(HAND_WRITTEN)  # their twins are written by hand, not generated
         for name, module in self.program.modules.items():
             self.emitted[name] = {n for n in module.classes if n in classes}
             self.emitted[name] |= {n for n, fs in module.functions.items() if fs[-1].is_async}
@@ -612,7 +612,8 @@ def stale(files: dict[Path, str]) -> list[Path]:
     for path, text in files.items():
         if not path.exists() or ast.dump(ast.parse(path.read_text(encoding="utf-8"))) != ast.dump(ast.parse(text)):
             found.append(path)
-    existing = {p for p in (SDK / TARGET).rglob("*.py")} - set(files) - {SDK / TARGET / "__init__.py"}
+    by_hand = {SDK / TARGET / f"{module}.py" for module in HAND_WRITTEN.values()}
+    existing = {p for p in (SDK / TARGET).rglob("*.py")} - set(files) - {SDK / TARGET / "__init__.py"} - by_hand
     return found + sorted(existing)
 
 

@@ -15,6 +15,7 @@ from .resources import (
     AuthResource,
     ConsoleResource,
     CreditsResource,
+    EventsResource,
     FileBufferResource,
     FilesResource,
     ImagesResource,
@@ -155,6 +156,11 @@ class WasdiClient(BaseClient):
     def maps(self) -> MapsResource:
         """This server's WMS (outside the contract): published bands as map layers for map clients."""
         return MapsResource(self)
+
+    @cached_property
+    def events(self) -> EventsResource:
+        """The server's messages about a workspace, live (STOMP over WebSocket, outside the contract)."""
+        return EventsResource(self)
 
     @cached_property
     def utility(self) -> UtilityResource:

@@ -26,7 +26,7 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
     """The WSGI app.  Opens the store unless ``services`` is given; ``app.services`` holds them."""
     settings = services.settings if services is not None else settings or load_settings()
     # Checked before the store is opened: a wrong folder stops the start with nothing to clean up.
-    web_client = WebClient(Path(settings.web_client_dir)) if settings.web_client_dir else None
+    web_client = WebClient(Path(settings.web_client_dir), settings) if settings.web_client_dir else None
     if services is None:
         services = build_services(settings)
         services.start()
@@ -39,6 +39,7 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
     routes[api.checkout.ROUTE] = api.checkout.CheckoutPage(services)  # payment providers' pages
     routes[api.layers.ROUTE] = api.layers.LayerImage(services)  # map layers of the local map server
     routes[api.layers.WMS_ROUTE] = api.layers.WebMapService(services)  # their WMS
+    routes[api.messages.ROUTE] = api.messages.BrokerAddressResource(services)  # where to listen to messages
     routes[openapi.ROUTE] = openapi.OpenAPIDocument()  # the API described, for tools and the fuzz test
     for node_call in node_endpoints.ROUTES:  # calls only the nodes of a deployment make to each other
         routes[node_call.ROUTE] = node_call(services)

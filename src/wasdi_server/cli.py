@@ -122,6 +122,7 @@ def serve(settings: Settings, *, init_admin: bool = False) -> None:
     announce_box(settings)
     services = build_services(settings)
     channel = AdminChannel(services)
+    listener = None
     sftp = None
     try:
         services.identity.check_serving()
@@ -137,6 +138,8 @@ def serve(settings: Settings, *, init_admin: bool = False) -> None:
         channel.start()
         sftp = start_sftp(settings, services)
         application = create_app(settings, services)
+        # The broker first: a client told to listen there must find it.
+        listener = start_broker(settings, services)
         url = settings.public_url or f"http://{settings.host}:{settings.port}"
         role = ""
         if settings.store_url:
@@ -147,16 +150,37 @@ def serve(settings: Settings, *, init_admin: bool = False) -> None:
         print(f"WASDI server on {url} (data in {settings.data_dir}{role})", flush=True)
         if sftp is not None:
             print(f"SFTP service on {sftp.address} (host key {sftp.fingerprint})", flush=True)
+        if listener is not None:
+            print(f"Messages: the built-in broker on ws://{settings.host}:{listener.port} (STOMP over WebSocket)",
+                  flush=True)
+        else:
+            from .messages.rabbitmq import describe_url
+
+            print(f"Messages: published to {describe_url(settings.broker_url)}", flush=True)
         # SIGTERM (docker stop, systemd) stops as cleanly as Ctrl-C: waitress returns and we close the store.
         signal.signal(signal.SIGTERM, _interrupt)
         serving.serve(application, host=settings.host, port=settings.port, threads=settings.threads,
                        ident="wasdi-server", clear_untrusted_proxy_headers=True, channel_timeout=300,
                        max_request_body_size=settings.max_upload_bytes)
     finally:
+        if listener is not None:
+            listener.stop()
         if sftp is not None:
             sftp.stop()
         channel.stop()
         services.close()
+
+
+def start_broker(settings: Settings, services: Any) -> Any:
+    """The built-in message broker, listening (``None`` with RabbitMQ, ``broker_url``)."""
+    from .messages import builtin_port, start_listener
+
+    try:
+        return start_listener(services)
+    except OSError as e:
+        raise Failure(f"the built-in message broker cannot listen on {settings.host}:{builtin_port(settings)} ({e}): "
+                      "set broker_port (WASDI_SERVER_BROKER_PORT, --broker-port) to a free port, or publish to "
+                      "RabbitMQ (broker_url)") from e
 
 
 def start_sftp(settings: Settings, services: Any) -> Any:
@@ -255,6 +279,9 @@ def serve_command(
     sftp_port: Annotated[int | None, typer.Option("--sftp-port", min=0, max=65535, metavar="N",
                                                   help="Port of the SFTP service (default: 2222; 0: any free port)."
                                                   )] = None,
+    broker_port: Annotated[int | None, typer.Option(
+        "--broker-port", min=1, max=65535, metavar="N",
+        help="Port of the built-in message broker (default: the API's port + 1).")] = None,
     node_code: Annotated[str | None, typer.Option(
         "--node-code", metavar="CODE", help="This node's code in a deployment of several nodes (default: wasdi, the "
         "main node).")] = None,
@@ -262,10 +289,11 @@ def serve_command(
         "--store-url", metavar="URL", help="The PostgreSQL database the nodes of a deployment share "
         "(postgresql://...); better in WASDI_SERVER_STORE_URL when it holds a password.")] = None,
 ) -> None:
-    """Serve the API with waitress, and the SFTP service of the upload accounts, until interrupted (Ctrl-C)."""
+    """Serve the API with waitress, the built-in message broker and the SFTP service of the upload accounts beside
+    it, until interrupted (Ctrl-C)."""
     settings = _settings(config, data_dir=data_dir, host=host, port=port, threads=threads, public_url=public_url,
                          web_client_dir=str(web_client.resolve()) if web_client else None, sftp_port=sftp_port,
-                         node_code=node_code, store_url=store_url)
+                         broker_port=broker_port, node_code=node_code, store_url=store_url)
     serve(settings, init_admin=init_admin)
 
 

@@ -221,6 +221,30 @@ class Settings:
     """Largest app zip ``/processors/uploadprocessor`` and ``updatefiles`` accept (unpacked size too)."""
     web_client_dir: str = ""
     """Folder of a built WASDI web client (wasdiClient2) to serve at ``/`` from the same origin; empty: none."""
+    broker_url: str = ""
+    """RabbitMQ to publish the workspaces' messages to (``amqp://user:password@host:5672/vhost``); empty: the
+    built-in broker, which ``serve`` runs beside the API."""
+    broker_exchange: str = "amq.topic"
+    """Topic exchange the messages are published to, with the workspace id as routing key (WASDI's web client
+    subscribes to ``/exchange/amq.topic/<workspaceId>``)."""
+    broker_port: int = 0
+    """Port the built-in broker listens on (STOMP over WebSocket, any path), on the API's address; 0: the API's
+    port + 1."""
+    webstomp_url: str = ""
+    """The WebSocket address clients listen at (the web client's ``webstompUrl``, the SDK, the CLI). Empty: the
+    built-in broker's port on the host the client reached the API at; with ``broker_url``, RabbitMQ Web-STOMP's
+    ``ws://<broker host>:15674/ws``."""
+    webstomp_login: str = ""
+    """With ``broker_url``: the RabbitMQ user clients log in to Web-STOMP with (read access to the exchange
+    only: docs/server.md); it is given to every browser. The built-in broker takes the session instead."""
+    webstomp_passcode: str = ""
+    """With ``broker_url``: that user's password (given to every browser, like the login)."""
+    broker_queue_messages: int = 10000
+    """Messages kept for RabbitMQ while it cannot be reached (the oldest are dropped past this, and logged)."""
+    broker_retry_seconds: float = 30.0
+    """Longest pause between two attempts to reach RabbitMQ (the pauses double from 0.5 s up to this)."""
+    subscriber_buffer_bytes: int = 8 * 1024**2
+    """Bytes the built-in broker holds for one subscriber that does not read; past this it is disconnected."""
     sftp_enabled: bool = True
     """Serve the built-in SFTP service beside the API (``wasdi-server serve``): upload accounts log in there."""
     sftp_port: int = 2222

@@ -86,8 +86,9 @@ def add_user(data_dir: Path, user_id: str, password: str = PASSWORD, *, admin: b
 
 
 def serve_command(data_dir: Path, port: int, threads: int | None = None) -> list[str]:
+    # The built-in broker gets a free port of its own too (its default, the API's port + 1, may be taken).
     cmd = [sys.executable, "-m", "wasdi_server", "serve", "--data-dir", str(data_dir),
-           "--host", "127.0.0.1", "--port", str(port)]
+           "--host", "127.0.0.1", "--port", str(port), "--broker-port", str(free_port())]
     if threads is not None:
         cmd += ["--threads", str(threads)]
     return cmd

@@ -98,7 +98,8 @@ class Deployment:
         try:
             node.proc = subprocess.Popen(
                 [sys.executable, "-m", "wasdi_server", "serve", "--data-dir", str(node.data_dir), "--host",
-                 "127.0.0.1", "--port", str(node.port), "--node-code", code], env=self.env(node), stdout=log,
+                 "127.0.0.1", "--port", str(node.port), "--broker-port", str(free_port()), "--node-code", code],
+                env=self.env(node), stdout=log,
                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         finally:
             log.close()

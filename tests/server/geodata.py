@@ -116,7 +116,7 @@ def ingested(server: Server, who: Person, ws: str, path: Path, name: str | None 
 
 
 def messages(server: Server, ws: str, code: str | None = None) -> list[dict[str, Any]]:
-    return [m for m in server.services.messages.for_workspace(ws)
+    return [m for m in server.messages_of(ws)
             if m["messageCode"] != "UPDATEPROCESSES" and (code is None or m["messageCode"] == code)]
 
 

@@ -176,10 +176,14 @@ def test_upload_checks_params_sample_and_session(http: httpx.Client, alice: Pers
 
 
 def test_an_unsupported_type_is_stored_but_its_build_ends_in_error_with_the_reason(
-        server: Server, http: httpx.Client, alice: Person) -> None:
-    r = upload(http, alice, "matlab", {"main.m": "disp(1)"}, type="octave")
+        server: Server, http: httpx.Client, alice: Person, workspace: str) -> None:
+    r = upload(http, alice, "matlab", {"main.m": "disp(1)"}, type="octave", workspace=workspace)
     assert r.json()["boolValue"] is True
     assert wait(server, r.json()["stringValue"]) == "ERROR"
+    said = {(m["messageCode"], m["messageResult"]): m["payload"] for m in server.messages_of(workspace)
+            if m["messageCode"] != "UPDATEPROCESSES"}
+    assert said[("INFO", "OK")] == "GURU MEDITATION<br>There was an error deploying matlab :("
+    assert "cannot be built or run here" in said[("DEPLOYPROCESSOR", "KO")]
     doc = server.services.apps.records.by_name("matlab")
     assert doc["type"] == "octave" and doc["deployed"] is False and doc["deploymentOngoing"] is False
     log = http.get("/processors/logs/build", params={"processorId": doc["processorId"]}, headers=alice.headers).json()
@@ -251,6 +255,9 @@ def test_updatefiles_rebuilds_only_when_pip_txt_changes(server: Server, http: ht
 
     assert send("readme.md", b"# Hello\nSays hello.") == "LIBRARYUPDATE"
     assert (server.settings.apps_root / "hello" / "readme.md").is_file()
+    # What the web client's app list waits for to refresh (an INFO saying "Re Deploy").
+    assert [m["payload"] for m in server.messages_of(workspace) if m["messageCode"] == "INFO"] == \
+        ["Re Deploy Done<br>hello is now available"]
     assert send("update.zip", app_zip({"pip.txt": "six==1.16.0\n"})) == "REDEPLOYPROCESSOR"
     assert send("pip.txt", b"six==1.16.0\n") == "LIBRARYUPDATE"
     names = {p["packageName"] for p in http.get("/packageManager/listPackages", params={"name": "hello"},
@@ -263,14 +270,18 @@ def test_updatefiles_rebuilds_only_when_pip_txt_changes(server: Server, http: ht
 
 # -- delete -----------------------------------------------------------------------------------------------
 def test_the_owner_deletes_the_app_its_files_environment_and_sharings(
-        server: Server, http: httpx.Client, hello: dict[str, Any], people: dict[str, Person]) -> None:
+        server: Server, http: httpx.Client, hello: dict[str, Any], people: dict[str, Person], workspace: str) -> None:
     seen: list[str] = []
     server.services.apps.delete_hooks.append(lambda doc: seen.append(doc["processorId"]))
     layout = server.services.apps.layout(hello)
     assert layout.home.is_dir() and layout.folder.is_dir()
-    r = http.get("/processors/delete", params={"processorId": hello["processorId"]}, headers=people["owner"].headers)
+    r = http.get("/processors/delete", params={"processorId": hello["processorId"], "workspace": workspace},
+                 headers=people["owner"].headers)
     assert r.status_code == 200
     assert seen == [hello["processorId"]]
+    # What the web client's app list waits for to refresh.
+    assert [(m["messageCode"], m["messageResult"], m["payload"]) for m in server.messages_of(workspace)] == \
+        [("DELETEPROCESSOR", "OK", "Delete App<br>hello has been deleted")]
     assert server.services.apps.records.get(hello["processorId"]) is None
     assert not layout.home.exists() and not layout.folder.exists()
     assert server.services.sharing.sharings_of(processor_resource(hello)) == []
@@ -493,6 +504,9 @@ def test_environment_updates_add_and_remove_packages_and_keep_a_history(
     assert update("addPackage/six/1.16.0").status_code == 200
     settle()
     assert "six" in packages()
+    # What the web client's package manager waits for to refresh its list.
+    (done,) = [m for m in server.messages_of(workspace) if m["messageCode"] == "ENVIRONMENTUPDATE"]
+    assert done["messageResult"] == "OK" and done["payload"] == "hello application<br>Environment Updated"
     assert update("removePackage/six").status_code == 200
     settle()
     assert "six" not in packages()

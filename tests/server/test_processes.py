@@ -87,7 +87,7 @@ def test_operation_runs_to_done_with_progress_and_messages(server: Server, alice
     assert done["progressPerc"] == 100 and done["payload"] == "finished" and done["operationEndTimestamp"]
 
     def update_messages() -> list[str]:
-        return [m["payload"] for m in server.services.messages.for_workspace(ws)
+        return [m["payload"] for m in server.messages_of(ws)
                 if m["messageCode"] == "UPDATEPROCESSES"]
 
     # The DONE message is sent just after the DONE status is stored: a reader may see the status first.
@@ -110,8 +110,25 @@ def test_failures_become_error_with_a_ko_message(server: Server, alice: Person, 
     assert wait_status(server, queue(server, alice, ws, "FALSEOP"), {"ERROR"})["operationEndTimestamp"]
     unknown = wait_status(server, queue(server, alice, ws, "NOSUCHOP"), {"ERROR"})
     assert "no handler" in unknown["payload"]
-    ko = [m for m in server.services.messages.for_workspace(ws) if m["messageResult"] == "KO"]
+    ko = [m for m in server.messages_of(ws) if m["messageResult"] == "KO"]
     assert {m["messageCode"] for m in ko} == {"FAILOP", "FALSEOP", "NOSUCHOP"}
+
+
+def test_an_operation_that_ended_itself_is_still_announced(server: Server, alice: Person, monkeypatch) -> None:
+    """An app sets DONE itself (the official library's updateStatus sends no message); the launcher's close
+    announces it, as the original's does, so the web client's process bar turns DONE."""
+    def ends_itself(ctx: OperationContext) -> bool:
+        server.services.processes.set_status(ctx.process_id, "DONE", 100)
+        return True
+
+    monkeypatch.setitem(OPERATIONS, "SELFOP", ends_itself)
+    ws = new_workspace(server, alice)
+    pid = queue(server, alice, ws, "SELFOP")
+    wait_status(server, pid, {"DONE"})
+    deadline = time.monotonic() + 10
+    while f"{pid};DONE;100" not in [m["payload"] for m in server.messages_of(ws)] and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert [m["payload"] for m in server.messages_of(ws)] == [f"{pid};RUNNING;0", f"{pid};DONE;100"]
 
 
 def test_slots_limit_concurrency_and_ready_goes_first(tmp_path, gate) -> None:
@@ -331,7 +348,7 @@ def test_update_status_payload_and_subpid(server: Server, alice: Person, bob: Pe
     pid = insert(server, alice, ws, "WAITING", 1.0, op="NEVEROP", nodeCode="elsewhere")
     r = server.get("/process/updatebyid", alice, procws=pid, status="RUNNING", perc="42", sendrabbit="1")
     assert r.json["status"] == "RUNNING" and r.json["progressPerc"] == 42
-    assert any(m["payload"] == f"{pid};RUNNING;42" for m in server.services.messages.for_workspace(ws))
+    assert any(m["payload"] == f"{pid};RUNNING;42" for m in server.messages_of(ws))
     r = server.get("/process/updatebyid", alice, procws=pid, status="done", perc="-1")
     assert r.json["status"] == "DONE" and r.json["progressPerc"] == 42 and r.json["operationEndDate"]
     assert server.get("/process/updatebyid", alice, procws=pid, status="SLEEPY").json == {}

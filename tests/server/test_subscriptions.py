@@ -668,7 +668,7 @@ def test_payment_flow_with_the_local_provider(server: Server, alice: Person) -> 
     doc = stored(server, sub)
     assert doc["buySuccess"] is True and doc["buyDate"] >= before
     assert doc["startDate"] >= before and doc["endDate"] - doc["startDate"] == 7 * DAY_MS
-    messages = server.services.messages.for_workspace(ws)
+    messages = server.messages_of(ws)
     assert [m["messageCode"] for m in messages] == ["SUBSCRIPTION"]
     payload = messages[0]["payload"]
     assert payload["clientReferenceId"] == f"{sub}_{ws}" and payload["paymentStatus"] == "paid"
@@ -679,7 +679,7 @@ def test_payment_flow_with_the_local_provider(server: Server, alice: Person) -> 
     # a repeated confirmation changes nothing and sends nothing
     buy_date = doc["buyDate"]
     assert server.get(f"/subscriptions/local/confirmation/{session_id}").status_code == 200
-    assert stored(server, sub)["buyDate"] == buy_date and len(server.services.messages.for_workspace(ws)) == 1
+    assert stored(server, sub)["buyDate"] == buy_date and len(server.messages_of(ws)) == 1
     # a paid subscription is not sold again
     assert_error(server.get("/subscriptions/local/paymentUrl", alice, subscription=sub), 400)
     assert sub in {s["subscriptionId"] for s in server.get("/subscriptions/byuser", alice, valid="true").json}
@@ -785,7 +785,7 @@ def test_payment_through_an_injected_provider(server: Server, alice: Person, fak
     fake.pay("cs_1")
     assert server.get("/subscriptions/fake/confirmation/cs_1").status_code == 200
     assert stored(server, sub)["buySuccess"] is True
-    payload = server.services.messages.for_workspace(ws)[0]["payload"]
+    payload = server.messages_of(ws)[0]["payload"]
     assert payload["customerName"] == "Alice" and payload["invoiceId"] == "in_1"
     assert payload["paymentDateInSeconds"] == 1_700_000_000 and payload["paymentCurrency"] == "eur"
 

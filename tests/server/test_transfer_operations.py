@@ -67,7 +67,7 @@ def assert_password_nowhere(server: Server, who: Person, ws: str, process_id: st
     seen = [json.dumps(record), server.get("/process/byws", who, workspace=ws).text,
             server.get("/process/paramsbyid", who, procws=process_id).text,
             server.get("/processors/logs/list", who, processworkspace=process_id).text,
-            json.dumps(server.services.messages.for_workspace(ws)), caplog.text]
+            json.dumps(server.messages_of(ws)), caplog.text]
     assert all(password not in text for text in seen)
     assert server.services.transfers.secrets.count() == 0  # dropped when the operation ended
 

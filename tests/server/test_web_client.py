@@ -46,7 +46,8 @@ def test_files_index_and_client_routes(served: Server) -> None:
 
 # The keys wasdiClient2's EnvService reads from ``window.__env`` (read once at start).  A missing or
 # empty key falls back to a wasdi.net address there (``value || default``), so each must be set here.
-CLIENT_KEYS = ("production", "url", "baseurl", "authUrl", "keycloakJs", "webstompUrl", "wmsUrl")
+CLIENT_KEYS = ("production", "url", "baseurl", "authUrl", "keycloakJs", "webstompUrl", "wmsUrl", "RABBIT_USER",
+               "RABBIT_PASSWORD")
 
 # A stand-in for the client's reader: the served script runs as the page's first script, then the
 # globals are read the way the client reads them (``window.__env``, each key ``|| fallback``).
@@ -80,9 +81,23 @@ def test_environment_js_gives_the_client_this_origin_for_every_key(served: Serve
     assert seen["production"] is True
     assert seen["authUrl"] == "http://wasdi.example.org/auth/realms/wasdi"
     assert seen["wmsUrl"] == "http://wasdi.example.org/wms?"
-    assert seen["webstompUrl"] == "ws://wasdi.example.org/rabbit-stomp/ws"
-    for key in CLIENT_KEYS[1:]:
-        assert str(seen[key]).startswith(("http://wasdi.example.org/", "ws://wasdi.example.org/")), key
+    # The built-in broker, on the API's port + 1 of the host the browser used (the cookie goes to any port).
+    assert seen["webstompUrl"] == "ws://wasdi.example.org:8081/rabbit-stomp/ws"
+    assert seen["RABBIT_USER"] == "wasdi-web-client" and seen["RABBIT_PASSWORD"] == "session-cookie"
+    for key in CLIENT_KEYS[1:7]:
+        assert str(seen[key]).startswith(("http://wasdi.example.org/", "ws://wasdi.example.org:")), key
+
+
+def test_environment_js_names_rabbitmq_web_stomp_with_its_client_user(tmp_path: Path, site: Path) -> None:
+    s = Server(tmp_path / "data", web_client_dir=str(site), broker_url="amqp://publisher:secret@mq.internal:5672/",
+               webstomp_login="webclient", webstomp_passcode="read-only")
+    try:
+        seen = read_as_the_client(s.http.simulate_get("/assets/environment.js", host="wasdi.example.org").text)
+    finally:
+        s.close()
+    assert seen["webstompUrl"] == "ws://mq.internal:15674/ws"
+    assert seen["RABBIT_USER"] == "webclient" and seen["RABBIT_PASSWORD"] == "read-only"
+    assert "secret" not in json.dumps(seen) and "publisher" not in json.dumps(seen)
 
 
 def test_the_api_root_the_client_computes_answers(served: Server) -> None:

@@ -522,3 +522,34 @@ def test_a_layer_whose_files_are_gone_is_published_again(server: Server, alice: 
     again = server.get("/filebuffer/publishband", alice, fileUrl="scene.tif", workspace=ws, band="red").json
     assert again["messageCode"] == "PUBLISHBAND" and again["payload"]["layerId"] == layer_id
     assert wms(server, alice, **GOOD, layers=layer_id).status_code == 200
+
+
+def test_the_web_clients_tiles_come_with_its_session_cookie(server: Server, alice: Person, carol: Person,
+                                                            stranger: Person, scene: tuple[str, str]) -> None:
+    """The map of WASDI's web client asks /wms with no header, only the cookie its login set."""
+    _, layer_id = scene
+    x0, y0 = mercator(10.2, 40.2)
+    x1, y1 = mercator(10.8, 40.8)
+    tile = {**WEB_CLIENT_TILE, "layers": layer_id, "bbox": f"{x0!r},{y0!r},{x1!r},{y1!r}"}
+
+    def cookie_of(who: Person) -> str:
+        r = server.http.simulate_post("/wasdiwebserver/rest/auth/login",
+                                      json={"userId": who.user_id, "userPassword": "correct-horse-1"})
+        return str(r.cookies["wasdi_session"].value)
+
+    def ask(cookie: str | None) -> Any:
+        return server.http.simulate_get("/wms", params=tile, headers={"Cookie": f"wasdi_session={cookie}"} if cookie
+                                        else None)
+
+    answer = ask(cookie_of(alice))
+    assert answer.status_code == 200 and answer.headers["content-type"] == "image/png"
+    assert decode_png(answer.content)[..., 3].mean() > 250
+    assert ask(cookie_of(carol)).status_code == 200  # a reader of the workspace
+    refused = ask(cookie_of(stranger))
+    assert refused.status_code != 200 and b"LayerNotDefined" in refused.content
+    no_cookie = ask(None)
+    assert no_cookie.status_code == 401 and b"ServiceException" in no_cookie.content
+    # The session ended, the cookie opens nothing.
+    cookie = cookie_of(alice)
+    assert server.get("/auth/logout", Person(alice.user_id, cookie)).status_code == 200
+    assert ask(cookie).status_code == 401

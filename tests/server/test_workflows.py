@@ -388,7 +388,7 @@ def test_run_through_gpt_makes_an_output_product(server: Server, http: httpx.Cli
     lines = [row["logRow"] for row in server.services.process_logs.logs.read(answer["stringValue"])]
     assert "gpt: expression 2 * band_1" in lines and "gpt: wrote scene_scale_it.tif" in lines
     assert any(m["messageCode"] == "GRAPH" and m["messageResult"] == "OK"
-               for m in server.services.messages.for_workspace(input_ws))
+               for m in server.messages_of(input_ws))
     # no leftover work folder in the workspace
     folder = server.services.workspaces.folder(server.services.workspaces.load(input_ws))
     assert not [p for p in folder.iterdir() if p.name.startswith(".graph-")]

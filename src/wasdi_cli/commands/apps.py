@@ -216,9 +216,10 @@ def deploy(
 
 def _wait_for_build(client: "WasdiClient", process_id: str, app_name: str) -> None:
     from wasdi_sdk import ProcessFailedError
+    from wasdi_sdk.events.waits import wait_for_process
 
     try:
-        client.wait_for_process(process_id, poll_interval=0.5, max_interval=2.0)
+        wait_for_process(client, process_id, poll_interval=0.5, max_interval=2.0)
         failed = None
     except ProcessFailedError as e:
         failed = e
@@ -261,9 +262,8 @@ def run(
 ) -> None:
     """Run an app in a workspace; prints the run's process id.  With --wait/--follow exits 1 when the run ends
     in ERROR or STOPPED."""
-    import time
-
     from wasdi_sdk import APIError
+    from wasdi_sdk.events.updates import ProcessUpdates
     from wasdi_sdk.helpers import FINAL_STATES
 
     body = _parameters(params)
@@ -282,7 +282,8 @@ def run(
             message(f"Started '{app_name}': follow it with 'wasdi apps logs {process_id} --follow'")
             return
         next_row, done, status = 0, 0, ""
-        with progress(f"Running {app_name}", total=100) as advance:
+        # The workspace's messages wake the loop when the run changes; without them it polls.
+        with progress(f"Running {app_name}", total=100) as advance, ProcessUpdates(client, workspace_id) as updates:
             while True:
                 state = client.processes.get(process_id)
                 status = str(state.status)
@@ -296,7 +297,7 @@ def run(
                         next_row = max(next_row, (row.row_number or 0) + 1)
                 if status in FINAL_STATES:
                     break
-                time.sleep(interval)
+                updates.sleep(interval, process_id)
             if follow:
                 for row in client.processors.list_logs(process_id, startrow=next_row):
                     message(row.log_row or "")

@@ -37,6 +37,7 @@ def publish(
 ) -> None:
     """Publish a band as a map layer; prints the WMS address to add in QGIS (the layer is listed under its id)."""
     from wasdi_sdk import EmptyResultError, ProcessFailedError, ProcessTimeoutError
+    from wasdi_sdk.events.waits import wait_for_process
 
     with connection.client(profile, base_url) as client:
         workspace_id, _ = resolve_workspace(client, workspace)
@@ -51,8 +52,8 @@ def publish(
             answer = client.file_buffer.publish_band(product, workspace_id, band, style=style_name)
             if answer.message_code == "WAITFORRABBIT" and wait:
                 with wait_bar(f"Drawing {product} {band}") as advance:
-                    client.wait_for_process(str(answer.payload), timeout=timeout, poll_interval=0.5,
-                                            max_interval=5.0, on_update=follow(advance))
+                    wait_for_process(client, str(answer.payload), timeout=timeout, poll_interval=0.5,
+                                     max_interval=5.0, on_update=follow(advance))
                 answer = client.file_buffer.publish_band(product, workspace_id, band, style=style_name)
         except EmptyResultError as e:
             raise CliError(f"no band '{band}' in product '{product}' of the workspace ('wasdi products show "

@@ -107,6 +107,7 @@ def wait(
 ) -> None:
     """Wait until a process is DONE; exits 1 if it ends in ERROR or STOPPED."""
     from wasdi_sdk import EmptyResultError, ProcessFailedError, ProcessTimeoutError
+    from wasdi_sdk.events.waits import wait_for_process
 
     out = Output(json_output=json, quiet=quiet)
     with connection.client(profile, base_url) as client, progress(f"Waiting for {process}", total=100) as advance:
@@ -118,7 +119,7 @@ def wait(
             done[0] = max(done[0], perc)
 
         try:
-            final = client.wait_for_process(process, timeout=timeout, poll_interval=interval, on_update=update)
+            final = wait_for_process(client, process, timeout=timeout, poll_interval=interval, on_update=update)
         except EmptyResultError as e:
             raise CliError(f"no process '{process}' (or it is not accessible)") from e
         except ProcessTimeoutError as e:
@@ -142,19 +143,21 @@ def logs(
     With --follow, the process's state and progress changes are shown too (on stderr), so a queued
     operation that writes no log (an import, a publish ...) is not silence.
     """
+    import contextlib
     import json as json_lib
-    import time
 
     from wasdi_sdk import EmptyResultError
+    from wasdi_sdk.events.updates import ProcessUpdates
     from wasdi_sdk.helpers import FINAL_STATES
 
-    with connection.client(profile, base_url) as client:
+    with connection.client(profile, base_url) as client, contextlib.ExitStack() as stack:
         try:
             client.processors.count_logs(process)  # the listing answers [] for an unknown process too
         except EmptyResultError as e:
             raise CliError(f"no process '{process}' (or it is not accessible)") from e
         next_row = first
         seen: tuple[str, int] | None = None
+        updates = ProcessUpdates(client, None)  # sleeps plainly until --follow knows the process's workspace
         while True:
             state = None
             if follow:
@@ -163,6 +166,8 @@ def logs(
                 if state != seen:
                     message(f"[{details.operation_type or 'process'} {state[0]} {state[1]}%]")
                     seen = state
+                if updates.workspace_id is None:  # the workspace's messages wake the loop when the process changes
+                    updates = stack.enter_context(ProcessUpdates(client, details.workspace_id or ""))
             rows = client.processors.list_logs(process, startrow=next_row)
             for row in rows:
                 if json:
@@ -172,7 +177,7 @@ def logs(
                 next_row = max(next_row, (row.row_number or 0) + 1)
             if not follow or (state is not None and state[0] in FINAL_STATES and not rows):
                 break
-            time.sleep(interval)
+            updates.sleep(interval, process)
 
 
 def _not_found(process: str) -> CliError:

@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from .. import connection, output
-from ..errors import USAGE, CliError
+from ..errors import AUTH, CONNECTION, USAGE, CliError
 from ..lookup import by_id_or_name, named
 from ..options import BaseUrlOpt, JsonOpt, ProfileOpt, QuietOpt, YesOpt
 from ..output import Output, epoch_ms, message
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from wasdi_sdk import WasdiClient
     from wasdi_sdk.models import WorkspaceListInfoViewModel
 
-app = typer.Typer(name="ws", help="Workspaces: list, create, show, name, rename, set, delete and share.",
+app = typer.Typer(name="ws", help="Workspaces: list, create, show, name, rename, set, delete, share and watch.",
                   no_args_is_help=True)
 
 WorkspaceArg = Annotated[str, typer.Argument(metavar="ID_OR_NAME", help="Workspace id, or its exact name.")]
@@ -218,6 +218,48 @@ def delete(
                 raise typer.Exit(1)
         client.workspaces.delete(workspace_id, deletefile=not keep_files)
     message(f"Left workspace {label}" if leaving else f"Deleted workspace {label}")
+
+
+@app.command()
+def watch(
+    workspace: WorkspaceArg,
+    code: Annotated[list[str] | None, typer.Option("--code", metavar="CODE", help="Only messages with this code "
+                                                   "(e.g. UPDATEPROCESSES); repeat for more.")] = None,
+    timeout: Annotated[float | None, typer.Option("--timeout", min=0, help="Stop after this many seconds.")] = None,
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """Print the workspace's messages as they happen, one line each, until interrupted (Ctrl-C) or --timeout.
+
+    What WASDI's web client hears: process updates (id, status, progress), products added, bands published,
+    deletions, app notices.  With --json each line is the message's JSON object, as the server sent it.
+    """
+    import json as json_lib
+    import time
+
+    from wasdi_sdk import PermissionDeniedError
+    from wasdi_sdk.events.stream import EventsUnavailableError
+
+    with connection.client(profile, base_url) as client:
+        workspace_id, entry = resolve_workspace(client, workspace)
+        label = named(workspace_id, entry)
+        try:
+            stream = client.events.listen(workspace_id, codes=[c.upper() for c in code or []] or None,
+                                          timeout=timeout)
+        except PermissionDeniedError as e:
+            raise CliError(f"you may not read workspace {label}: ask its owner to share it with you", AUTH) from e
+        except EventsUnavailableError as e:
+            raise CliError(f"cannot listen to {label}: {e}", CONNECTION) from e
+        message(f"Watching workspace {label}; Ctrl-C stops")
+        with stream:
+            for event in stream:
+                if json:
+                    typer.echo(json_lib.dumps(event.to_wire(keep_none=True), ensure_ascii=False))
+                else:
+                    result = event.message_result or ""
+                    typer.echo(f"{time.strftime('%H:%M:%S')}  {event.message_code or '?':<17} {result:<2}  "
+                               f"{event.text()}")
 
 
 add_share_commands(app, noun="workspace", group="workspaces", id_param="workspace",

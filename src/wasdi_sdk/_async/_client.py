@@ -12,6 +12,7 @@ from typing import Any, Self
 from ..config import WasdiConfig, load_config
 from ..models import GeorefProductViewModel, ProcessWorkspaceViewModel
 from ._base_client import AsyncBaseClient
+from .events import AsyncEventsResource
 from .resources import (
     AsyncAdminResource,
     AsyncAuthResource,
@@ -158,6 +159,11 @@ class AsyncWasdiClient(AsyncBaseClient):
     def maps(self) -> AsyncMapsResource:
         """This server's WMS (outside the contract): published bands as map layers for map clients."""
         return AsyncMapsResource(self)
+
+    @cached_property
+    def events(self) -> AsyncEventsResource:
+        """The server's messages about a workspace, live (STOMP over WebSocket, outside the contract)."""
+        return AsyncEventsResource(self)
 
     @cached_property
     def utility(self) -> AsyncUtilityResource:

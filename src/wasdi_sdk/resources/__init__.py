@@ -4,6 +4,7 @@ from .admin import AdminResource
 from .auth import AuthResource
 from .console import ConsoleResource
 from .credits import CreditsResource
+from .events import EventsResource
 from .file_buffer import FileBufferResource
 from .files import FilesResource
 from .images import ImagesResource
@@ -55,6 +56,7 @@ __all__ = [
     "AuthResource",
     "ConsoleResource",
     "CreditsResource",
+    "EventsResource",
     "FileBufferResource",
     "FilesResource",
     "ImagesResource",

@@ -18,6 +18,7 @@ from wasdi_sdk.models import (
 from ..errors import BadRequest, Unauthorized
 from ..services.sessions import DISABLED_AUTH_USER
 from ..settings import Settings
+from . import session_cookie
 from .framework import Call, handles
 
 WELCOME = "Welcome to space"
@@ -52,17 +53,22 @@ def login(call: Call) -> UserViewModel:
     services = call.services
     if services.settings.disable_authentication:
         token = services.sessions.open(DISABLED_AUTH_USER)
+        session_cookie.give(call, token)
         return UserViewModel(user_id=DISABLED_AUTH_USER, name="user", surname="user", type="PROFESSIONAL",
                              role="ADMIN", skin="wasdi", auth_provider="wasdi", session_id=token,
                              public_nick_name="user")
     done = services.login.login(body.user_id, body.user_password, call.request.remote_addr or "")
     doc = done.doc
+    session_cookie.give(call, done.token)
     return user_view(call, doc, session_id=done.token, role=doc.get("role") or "USER",
                      auth_provider=doc.get("authProvider") or "wasdi")
 
 
 @handles("auth.check_session")
 def check_session(call: Call) -> UserViewModel:
+    # The web client checks a session it kept when it comes back: the cookie then follows the session.
+    if call.session_id:
+        session_cookie.give(call, call.session_id)
     if call.services.settings.disable_authentication:
         return UserViewModel(user_id=DISABLED_AUTH_USER, name="user", surname="user", type="PROFESSIONAL",
                              skin="wasdi", public_nick_name="user")
@@ -73,6 +79,7 @@ def check_session(call: Call) -> UserViewModel:
 def logout(call: Call) -> PrimitiveResult:
     if not call.services.sessions.close(call.session_id):
         raise BadRequest("unknown session")
+    session_cookie.end(call)
     return PrimitiveResult(bool_value=True, string_value=call.session_id)
 
 

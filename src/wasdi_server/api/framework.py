@@ -55,6 +55,8 @@ class Call:
     path: dict[str, str]
     extra: dict[str, list[str]] = field(default_factory=dict)
     """Query parameters the catalogue does not declare (raw values)."""
+    on_answer: list[Callable[[falcon.Response], None]] = field(default_factory=list)
+    """What to add to the response besides the answer (a cookie), applied after it is written."""
     scope: dict[str, Any] | None = None
     """The scope of an app run's session (``services.run_scope``); ``None`` for a whole account."""
     _body: Any = field(default=_UNREAD, repr=False)
@@ -214,6 +216,7 @@ class EndpointResource:
         if entry is None:
             raise falcon.HTTPMethodNotAllowed(sorted(self.endpoints))
         ep, handler = entry
+        extras: list[Callable[[falcon.Response], None]] = []
         try:
             call = self.parse(ep, req, path)
             forwarder = self.services.forwarder
@@ -224,6 +227,7 @@ class EndpointResource:
                 # A run's narrowed answers are neither served from nor kept in its caller's cache.
                 cached_by = CACHED_BY.get(ep.name) if call.scope is None else None
                 answer = self.cached(ep, handler, call, cached_by) if cached_by else success(ep, handler(call))
+            extras = call.on_answer
         except DomainError as error:
             answer = failure(ep, error)
         except StoreUnavailableError as error:  # the shared database is down or restarting: no traceback
@@ -233,6 +237,8 @@ class EndpointResource:
             log.exception("unexpected failure in %s %s", ep.method, ep.path)
             answer = failure(ep, ServerFailure("internal error"))
         write_answer(resp, answer)
+        for extra in extras:
+            extra(resp)
 
     def cached(self, ep: Endpoint, handler: Handler, call: Call, collections: tuple[str, ...]) -> Answer:
         # Versions are read before the data, so a cached answer is never older than its versions say.

@@ -6,8 +6,9 @@
 - ``GET /layers/{layerId}.png``: a layer's whole-extent preview image.  Failures answer
   ``ErrorResponse {message}`` with 401, 403 or 404.
 
-Both need a session (the ``x-session-token`` header, or ``?token=`` since map clients load images by URL)
-that may read the layer's workspace.
+Both need a session that may read the layer's workspace: the ``x-session-token`` header, ``?token=`` (map
+clients such as QGIS and OWSLib load images by URL), or the session cookie a browser got at login on this
+server (WASDI's web client: its map asks for tiles with no header; ``session_cookie.py``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import falcon
 from ..errors import DomainError
 from ..providers.wms import protocol
 from ..providers.wms.protocol import ServiceException
+from . import session_cookie
 from .answers import to_json_bytes
 from .framework import LEGACY_BASE_PATH, SESSION_HEADER
 
@@ -38,7 +40,7 @@ class LayerImage:
         self.services = services
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, layer_id: str) -> None:
-        token = req.get_header(SESSION_HEADER) or req.get_param("token") or None
+        token = req.get_header(SESSION_HEADER) or req.get_param("token") or session_cookie.token_of(req)
         user = self.services.sessions.resolve(token)
         if user is None:
             self._fail(resp, 401, "MSG_ERROR_INVALID_SESSION")
@@ -87,10 +89,10 @@ class WebMapService:
         try:
             header_token = req.get_header(SESSION_HEADER) or None
             query_token = params.get("token") or None
-            user = self.services.sessions.resolve(header_token or query_token)
+            user = self.services.sessions.resolve(header_token or query_token or session_cookie.token_of(req))
             if user is None:
                 raise ServiceException("a valid session is required: send the x-session-token header or the "
-                                       "token query parameter", status=401)
+                                       "token query parameter, or log in on this server's web client", status=401)
             answer = self.services.maps.handle(user, params, self.service_url(req, None if header_token
                                                                               else query_token))
         except ServiceException as e:

@@ -91,7 +91,7 @@ def clear_build_flag(call: Call) -> None:
 def delete_app(call: Call) -> None:
     apps = call.services.apps
     doc = apps.records.get(call.params["processorId"])
-    apps.delete(call.caller, call.params["processorId"])
+    apps.delete(call.caller, call.params["processorId"], call.params["workspace"])
     if doc is not None and apps.records.get(doc["processorId"]) is None:  # the app went, not just a sharing
         call.services.propagation.app_deleted(call.caller.user_id, doc)
 

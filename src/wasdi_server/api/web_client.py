@@ -16,15 +16,21 @@ from pathlib import Path
 
 import falcon
 
+from wasdi_sdk.models.events import BrokerAddress
+
 from ..errors import BadRequest
+from ..messages import broker_address
 from ..services.paths import inside
+from ..settings import Settings
 from .framework import LEGACY_BASE_PATH
 from .layers import WMS_ROUTE
 
 ENVIRONMENT_JS = "assets/environment.js"
+COOKIE_PASSCODE = "session-cookie"
+"""The passcode written for the built-in broker, which knows the browser by its session cookie instead."""
 
 
-def environment_js(origin: str) -> str:
+def environment_js(origin: str, broker: BrokerAddress) -> str:
     """The client's run-time settings for a server reached at ``origin`` (``http://host:port``).
 
     wasdiClient2 reads one global, ``window.__env``, once at start (its ``EnvService``), and falls back
@@ -32,20 +38,22 @@ def environment_js(origin: str) -> str:
     key it reads is given here, each pointing at this origin: an empty one would send the browser to
     wasdi.net.  ``url`` is the API root without ``rest`` (the client appends it); ``authUrl`` ends in
     ``realms/wasdi`` (the client strips that to set up its identity provider, which never redirects:
-    the login form posts ``/auth/login``); ``webstompUrl`` names a broker this server does not run, so
-    the client's live updates fail here instead of reaching wasdi.net's broker, and it polls.
-    ``RABBIT_USER``/``RABBIT_PASSWORD`` are left out: they only log in to that broker.
+    the login form posts ``/auth/login``); ``webstompUrl`` is where the server's messages are heard (the
+    built-in broker, or RabbitMQ's Web-STOMP), and ``RABBIT_USER``/``RABBIT_PASSWORD`` what the client logs
+    in there with: the configured Web-STOMP user for RabbitMQ; for the built-in broker, which knows the
+    browser by the session cookie it got at login, words that say so.
     """
     base = origin.rstrip("/")
-    socket_base = "wss" + base.removeprefix("https") if base.startswith("https") else "ws" + base.removeprefix("http")
     values = {
         "production": True,
         "url": f"{base}{LEGACY_BASE_PATH.removesuffix('rest')}",
         "baseurl": f"{base}/",
         "authUrl": f"{base}/auth/realms/wasdi",
         "keycloakJs": f"{base}/auth/js/keycloak.js",
-        "webstompUrl": f"{socket_base}/rabbit-stomp/ws",
+        "webstompUrl": broker.url,
         "wmsUrl": f"{base}{WMS_ROUTE}?",
+        "RABBIT_USER": broker.login,
+        "RABBIT_PASSWORD": COOKIE_PASSCODE if broker.session_as_passcode else broker.passcode,
     }
     body = json.dumps(values, indent=2)
     return ("// Written by wasdi-server for this origin: the web client's run-time settings.\n"
@@ -55,8 +63,9 @@ def environment_js(origin: str) -> str:
 class WebClient:
     """The sink serving the client's files."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, settings: Settings | None = None) -> None:
         self.folder = folder.resolve()
+        self.settings = settings or Settings()
         if not (self.folder / "index.html").is_file():
             raise ValueError(f"{folder} holds no index.html: give the folder of a built web client "
                              "(the browser folder of its build, dist/<name>/browser: see docs/server.md)")
@@ -68,7 +77,8 @@ class WebClient:
         if relative == ENVIRONMENT_JS:
             resp.content_type = "application/javascript; charset=utf-8"
             resp.cache_control = ["no-store"]
-            resp.text = environment_js(f"{req.scheme}://{req.netloc}")
+            resp.text = environment_js(f"{req.scheme}://{req.netloc}",
+                                       broker_address(self.settings, req.scheme, req.netloc))
             return
         path = self._file(relative or "index.html")
         if path is None:

@@ -155,8 +155,11 @@ def _update_library(ctx: OperationContext) -> bool:
             services.app_environments.refresh(doc)
     except EngineError as e:
         log(f"ERROR: {e}")
+        services.messages.send("INFO", f"GURU MEDITATION<br>There was an error re-deploying {doc['name']} :(",
+                               ctx.workspace_id or None)
         raise OperationFailed(str(e)) from e
     log("library updated")
+    services.messages.send("INFO", f"Re Deploy Done<br>{doc['name']} is now available", ctx.workspace_id or None)
     return True
 
 
@@ -176,8 +179,10 @@ def _update_environment(ctx: OperationContext) -> bool:
         services.app_environments.apply(doc, command, log)
     except EngineError as e:
         log(f"ERROR: {e}")
-        raise OperationFailed(str(e)) from e
+        raise OperationFailed(str(e)) from e  # the launcher's KO message says why
     ctx.set_payload(command or "refresh")
+    services.messages.send("ENVIRONMENTUPDATE", f"{doc['name']} application<br>Environment Updated",
+                           ctx.workspace_id or None)
     return True
 
 

@@ -18,7 +18,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from ..services.messages import OK
+from ..messages import OK
 from ..services.snap_graphs import render_run_graph
 from .box import Box, BoxUnavailable, Job
 from .box.system import interpreter_paths

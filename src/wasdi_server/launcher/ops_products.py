@@ -26,11 +26,11 @@ from typing import Any
 from wasdi_sdk.atomic_files import replace_durably
 
 from ..errors import DomainError
+from ..messages import OK
 from ..providers.mapserver import MapServerError
 from ..providers.outbound import OutboundPolicy, OutboundRefused, open_stream, redact
 from ..services import readers
 from ..services.identity import now_ms
-from ..services.messages import OK
 from ..services.products import CHUNK
 from .operations import OperationContext, OperationFailed, operation
 
@@ -114,6 +114,8 @@ def ingest(ctx: OperationContext) -> bool:
 def read_metadata(ctx: OperationContext) -> bool:
     services = ctx.services
     workspace = services.workspaces.load(ctx.workspace_id)
+    services.messages.send("INFO", "Read Metadata Operation<br>Retrieving File Metadata<br>Try again later",
+                           ctx.workspace_id, result=OK)
     services.products.write_metadata(workspace, str(_parameter(ctx, "fileName")))
     return True
 

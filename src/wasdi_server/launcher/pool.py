@@ -174,6 +174,10 @@ class Launcher:
                                                 result="KO")
                 processes.set_status(ctx.process_id, status, perc=100 if status == DONE else None, notify=True,
                                      only_if_active=True)
+            elif current is not None:
+                # An app that ended itself did so without a message (the official library's updateStatus sends
+                # none): the end of every operation is announced, as the original launcher does at close.
+                processes.notify(current)
             self.wake()
 
     # -- stopping --------------------------------------------------------------------------------------

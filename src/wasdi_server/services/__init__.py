@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..launcher.pool import Launcher
+from ..messages import Messages, build_messages
 from ..nodes.app_install import AppInstaller
 from ..nodes.client import NodeClient
 from ..nodes.forwarding import Forwarder
@@ -36,7 +37,6 @@ from .images import ImageService
 from .intents import INTENTS, IntentLog
 from .login import LoginService
 from .maps import MapService
-from .messages import MessageLog
 from .metrics import MetricsRecorder, MetricsService
 from .missions import MissionService
 from .nodes import NodeService
@@ -75,7 +75,6 @@ COLLECTIONS: dict[str, str] = {
     "nodes": "nodeCode",
     "metrics": "node",
     "process_workspaces": "processObjId",
-    "messages": "messageId",
     "credit_packages": "creditPackageId",
     "checkout_sessions": "sessionId",
     "products": "productId",
@@ -134,7 +133,7 @@ class Services:
     missions: MissionService
     uploads: UploadAccountService
     transfers: TransferRequests
-    messages: MessageLog
+    messages: Messages
     processes: ProcessService
     process_logs: ProcessLogService
     process_stats: ProcessStatistics
@@ -189,6 +188,7 @@ class Services:
         for staging in (self.styles.staging, self.workflows.staging, self.images.staging,
                         self.settings.apps_root / ".incoming"):
             empty_folder(staging)
+        self.messages.start()
         self.launcher.start()
         self.metrics_recorder.start()
         if self.outbox is not None:
@@ -215,6 +215,7 @@ class Services:
         if self.outbox is not None:
             self.outbox.stop()
         self.launcher.stop()
+        self.messages.close()
         self.merges.close()
         if self.node_client is not None:
             self.node_client.close()
@@ -225,6 +226,13 @@ def default_mailer(settings: Settings) -> Mailer:
     if settings.smtp.host:
         return SmtpMailer(settings.smtp)
     return MaildirMailer(settings.mail_dir, settings.mail_sender)
+
+
+def _retire_message_log(store: Store) -> None:
+    # Servers before the message brokers kept every message in a collection nobody read: emptied once.
+    old = store.declare("messages", "messageId")
+    if old.count():
+        old.delete_where()
 
 
 def open_node_store(settings: Settings) -> Store:
@@ -259,7 +267,8 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
     payments = PaymentProviders(settings.payments, c("checkout_sessions"))
     workspaces = WorkspaceService(c("workspaces"), c("process_workspaces"), sharing, nodes, settings.files_root,
                                   settings.cloud_provider, settings.sla_link)
-    messages = MessageLog(c("messages"))
+    messages = build_messages(settings)
+    _retire_message_log(store)
     organizations = OrganizationService(c("organizations"), c("subscriptions"), sharing, atomic=store.atomic)
     subscriptions = SubscriptionService(c("subscriptions"), c("projects"), users, sharing, organizations, messages,
                                         atomic=store.atomic)

@@ -18,7 +18,8 @@ rows; where both are silent the choice is here):
   (owner, ``write`` sharers, admins);
 - delete: a caller with a sharing loses only the sharing; the owner or an admin runs the ``delete_hooks``
   (payments, templates, media plug in there), removes the sharings, the record, the files, the
-  environment and the gallery; anyone else gets 401 (the contract lists no 403 for delete);
+  environment and the gallery, then says so (DELETEPROCESSOR) to the workspace given, when the caller may
+  read it; anyone else gets 401 (the contract lists no 403 for delete);
 - run: the workspace must be writable by the caller, the app readable and built; the storage quota is
   checked, then every ``run_guards`` callable (a priced app's payment check plugs in there); the JSON
   parameters are stored on the RUNPROCESSOR process record (what ``/process/paramsbyid`` returns); with
@@ -421,7 +422,7 @@ class AppService:
                 log.info("removed the folder of an app whose upload a crash interrupted: %s", folder)
 
     # -- delete ----------------------------------------------------------------------------------------
-    def delete(self, user: User, processor_id: str | None) -> None:
+    def delete(self, user: User, processor_id: str | None, workspace_id: str | None = None) -> None:
         if not self.is_main:
             raise BadRequest("delete apps on the main node; compute nodes use nodedelete")
         doc = self.records.get(processor_id)
@@ -440,6 +441,9 @@ class AppService:
         else:
             # The intent keeps the record: once it is gone, the only way to the app's folders.
             self.intents.run(DELETE_APP, doc["processorId"], {"app": doc})
+        if workspace_id and self.workspaces.may_read(user, workspace_id):
+            self.processes.messages.send("DELETEPROCESSOR", f"Delete App<br>{doc['name']} has been deleted",
+                                         workspace_id)
 
     def _carry_out_delete(self, processor_id: str, details: Mapping[str, Any]) -> None:
         # Every step finds what is left, so a deletion a crash interrupted is finished from any point.

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..messages import Messages
 from .identity import now_ms
-from .messages import MessageLog
 from .processes import CREATED, ERROR, READY, RUNNING, WAITING, ProcessService
 
 QUEUE_CLEANED = "The process was removed from the queue by an administrator."
@@ -22,7 +22,7 @@ STALE = "The process was closed by an administrator: its worker is gone or it st
 
 
 class ProcessCleaning:
-    def __init__(self, processes: ProcessService, messages: MessageLog, is_alive: Callable[[str], bool],
+    def __init__(self, processes: ProcessService, messages: Messages, is_alive: Callable[[str], bool],
                  stale_minutes: float, grace_seconds: float = 30.0) -> None:
         self.processes = processes
         self.messages = messages

@@ -15,9 +15,9 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..errors import BadRequest, Forbidden
+from ..messages import Messages
 from ..store import Collection
 from .identity import User, UserService, now_ms
-from .messages import MessageLog
 from .paths import human_size
 from .workspaces import WorkspaceService
 
@@ -42,7 +42,7 @@ def format_date(ms: float | None) -> str | None:
 class ProcessService:
     """The ``process_workspaces`` collection (its own file: it is the hottest data)."""
 
-    def __init__(self, processes: Collection, messages: MessageLog, workspaces: WorkspaceService,
+    def __init__(self, processes: Collection, messages: Messages, workspaces: WorkspaceService,
                  users: UserService, node_code: str) -> None:
         self.processes = processes
         self.messages = messages

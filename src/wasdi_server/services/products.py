@@ -63,11 +63,11 @@ from typing import TYPE_CHECKING, Any
 from wasdi_sdk.atomic_files import atomic_writer, replace_durably, write_atomic
 
 from ..errors import BadRequest, Forbidden, NotFound, ServerFailure, Unauthorized
+from ..messages import OK, Messages
 from ..providers.mapserver import MapServer, MapServerError, PublishedLayer, new_layer_id
 from ..store import Collection
 from . import readers
 from .identity import User, now_ms
-from .messages import OK, MessageLog
 from .missions import MissionService
 from .paths import human_size, inside, safe_name
 from .processes import ACTIVE, ProcessService
@@ -110,7 +110,7 @@ class ProductService:
     """The ``products`` and ``layers`` collections, and the files they describe."""
 
     def __init__(self, products: Collection, layers: Collection, workspaces: WorkspaceService,
-                 processes: ProcessService, messages: MessageLog, subscriptions: SubscriptionService,
+                 processes: ProcessService, messages: Messages, subscriptions: SubscriptionService,
                  missions: MissionService, map_server: MapServer, settings: Settings) -> None:
         self.products = products
         self.layers = layers

@@ -20,6 +20,25 @@ USER_CACHE_SIZE = 10_000
 """At most this many sessions keep a cached user: memory stays bounded whatever the number of sessions."""
 DISABLED_AUTH_USER = "user"
 DIGEST_PATTERN = re.compile(r"^[0-9a-f]{64}$")
+SESSION_COOKIE = "wasdi_session"
+"""The cookie that carries the session where a browser sends no header: map tiles (``/wms``) and the
+built-in broker's WebSocket.  Set at login (HttpOnly, SameSite=Strict), ended at logout; nothing else
+accepts it."""
+
+
+def token_from_cookies(header: str | None) -> str | None:
+    """The session token in a ``Cookie`` header, if there is one."""
+    if not header or SESSION_COOKIE not in header:
+        return None
+    from http.cookies import CookieError, SimpleCookie
+
+    jar: SimpleCookie = SimpleCookie()
+    try:
+        jar.load(header)
+    except CookieError:
+        return None
+    morsel = jar.get(SESSION_COOKIE)
+    return (morsel.value or None) if morsel is not None else None
 
 
 def token_digest(token: str) -> str:

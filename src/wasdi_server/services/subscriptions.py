@@ -39,11 +39,11 @@ from typing import Any
 
 from ..dates import parse_epoch_ms
 from ..errors import BadRequest, Forbidden, NotFound, ServerFailure
+from ..messages import Messages
 from ..providers.payments import PaymentProviders
 from ..providers.payments.base import CheckoutRequest, CheckoutSession
 from ..store import Collection
 from .identity import User, UserService, normalise_user_id, now_ms, valid_email
-from .messages import MessageLog
 from .naming import unique_name
 from .organizations import (
     OrganizationService,
@@ -171,7 +171,7 @@ class SubscriptionService:
 
     def __init__(self, subscriptions: Collection, projects: Collection, users: UserService,
                  sharing: SharingService | None = None, organizations: OrganizationService | None = None,
-                 messages: MessageLog | None = None, *,
+                 messages: Messages | None = None, *,
                  atomic: Callable[[], AbstractContextManager[None]]) -> None:
         self.subscriptions = subscriptions
         self.atomic = atomic

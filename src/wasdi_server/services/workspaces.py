@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..errors import MSG_INVALID_WORKSPACE, BadRequest, Forbidden, ServerFailure
+from ..errors import MSG_INVALID_WORKSPACE, BadRequest, DomainError, Forbidden, ServerFailure
 from ..store import Collection
 from .identity import User, now_ms
 from .intents import IntentLog
@@ -78,6 +78,14 @@ class WorkspaceService:
         if not (doc.get("isPublic") or self.sharing.can_read(user, self.resource(doc))):
             raise Forbidden("MSG_ERROR_NO_ACCESS_RIGHTS_OBJECT_WORKSPACE")
         return doc
+
+    def may_read(self, user: User, workspace_id: str | None) -> bool:
+        """Whether ``user`` may read the workspace (an unknown one: no)."""
+        try:
+            self.readable(user, workspace_id)
+        except DomainError:
+            return False
+        return True
 
     def writable(self, user: User, workspace_id: str | None) -> dict[str, Any]:
         doc = self.load(workspace_id)

@@ -16,9 +16,9 @@ from pathlib import Path
 
 from ..launcher.operations import OperationContext, OperationFailed, operation
 from ..launcher.ops_products import Progress, reported
+from ..messages import OK
 from ..providers.outbound import OutboundPolicy
 from ..services import readers
-from ..services.messages import OK
 from ..services.paths import folder_size, human_size
 from ..services.products import copy_item
 from .confined_folder import ConfinedFolder, LeavesFolder

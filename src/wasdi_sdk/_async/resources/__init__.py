@@ -4,6 +4,7 @@ One resource class per group of the catalogue."""
 
 from __future__ import annotations
 
+from ..events import AsyncEventsResource
 from .admin import AsyncAdminResource
 from .auth import AsyncAuthResource
 from .console import AsyncConsoleResource
@@ -59,6 +60,7 @@ __all__ = [
     "AsyncAuthResource",
     "AsyncConsoleResource",
     "AsyncCreditsResource",
+    "AsyncEventsResource",
     "AsyncFileBufferResource",
     "AsyncFilesResource",
     "AsyncImagesResource",

@@ -1,0 +1,54 @@
+"""The workspaces' messages (gaps §7): one publisher, two backends, and the built-in broker's listener.
+
+- ``publisher``: ``Message`` and ``Messages``, the one place that sends (``services.messages.send``);
+- ``exchange``: the built-in backend (the default): routing in memory, to the listener's subscribers;
+- ``broker``: the built-in broker's listener, STOMP over WebSocket beside the API (``wasdi-server serve``);
+- ``access``: who is connecting, and whether they may hear a workspace;
+- ``rabbitmq``: the RabbitMQ backend (``broker_url``), sending from a thread of its own (``queued``);
+- ``address``: where clients listen, and with what credentials.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .address import broker_address, builtin_port
+from .exchange import Exchange
+from .publisher import KO, OK, Message, Messages, Publisher
+
+if TYPE_CHECKING:
+    from ..services import Services
+    from ..settings import Settings
+    from .broker import StompBroker
+
+
+def build_messages(settings: Settings) -> Messages:
+    """The publisher the settings ask for: RabbitMQ with ``broker_url``, else the built-in exchange."""
+    if settings.broker_url:
+        from .rabbitmq import RabbitPublisher
+
+        return Messages(RabbitPublisher(settings.broker_url, settings.broker_exchange,
+                                        settings.broker_queue_messages,
+                                        min_backoff=min(0.5, settings.broker_retry_seconds),
+                                        max_backoff=settings.broker_retry_seconds))
+    return Messages(Exchange())
+
+
+def start_listener(services: Services, *, host: str | None = None, port: int | None = None) -> StompBroker | None:
+    """Start the built-in broker's listener when the built-in backend is in use (``None`` with RabbitMQ)."""
+    backend = services.messages.backend
+    if not isinstance(backend, Exchange):
+        return None
+    from .access import Gatekeeper
+    from .broker import StompBroker
+
+    settings = services.settings
+    broker = StompBroker(backend, Gatekeeper(services.sessions, services.workspaces, settings.cors_allow_origins),
+                         host=host or settings.host, port=builtin_port(settings) if port is None else port,
+                         exchange_name=settings.broker_exchange, buffer_limit=settings.subscriber_buffer_bytes)
+    broker.start()
+    return broker
+
+
+__all__ = ["KO", "OK", "Exchange", "Message", "Messages", "Publisher", "broker_address", "build_messages",
+           "start_listener"]
