@@ -109,7 +109,7 @@ def test_a_lazy_command_missing_from_its_module_is_named(monkeypatch: pytest.Mon
 
     monkeypatch.setitem(LazyGroup.lazy, "nothing-here", "workspaces.no_such_command")
     root = get_command(cli_app)
-    with pytest.raises(LookupError, match="wasdi_cli.commands.workspaces has no command 'no_such_command'"), \
+    with pytest.raises(LookupError, match=r"wasdi_cli\.commands\.workspaces has no command 'no_such_command'"), \
             root.make_context("wasdi", ["nothing-here"]) as ctx:
         root.get_command(ctx, "nothing-here")
 

@@ -83,8 +83,8 @@ def test_every_runtime_range_is_bounded_and_holds_the_tested_version(requirement
     assert len(floors) == 1 and len(ceilings) == 1, f"{requirement}: one floor (>=) and one ceiling (<) expected"
     installed = importlib.metadata.version(parsed.name)
     assert parsed.specifier.contains(installed, prereleases=True), \
-        f"{parsed.name} {installed} is installed, outside the declared {parsed.specifier}: the suite tests no version " \
-        "inside the range"
+        f"{parsed.name} {installed} is installed, outside the declared {parsed.specifier}: the suite tests no " \
+        "version inside the range"
     # the ceiling is the next major release after the newest one tested (1 while that is a 0.x)
     assert ceilings[0] == Version(str(Version(installed).major + 1)), \
         f"{requirement}: the ceiling should be the next major after the tested {installed}"

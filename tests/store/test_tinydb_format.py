@@ -8,9 +8,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from tinydb import TinyDB
+
 from tests.conftest import Server
 from tests.server.user_estate import build_estate
-from tinydb import TinyDB
 
 
 def test_tinydb_opens_every_collection_a_server_wrote(tmp_path: Path) -> None:
