@@ -29,7 +29,6 @@ from .._base_client import (
     parse_response,
 )
 from ..catalog import Auth, BodyKind, Endpoint, ParamType, endpoint
-from ..models import WasdiModel
 
 
 class AsyncBaseClient:
@@ -100,6 +99,8 @@ class AsyncBaseClient:
         kind = ep.body.kind
         if kind is BodyKind.JSON or kind is BodyKind.JSON_LIST:
             if body is not None or ep.body.required:
+                from ..models import WasdiModel
+
                 payload = body.to_wire() if isinstance(body, WasdiModel) else body
                 content = json.dumps(payload).encode()
                 headers["Content-Type"] = "application/json"

@@ -133,8 +133,10 @@ class AsyncFilesResource(AsyncAPIResource):
         transfer: FtpTransferViewModel | None = None,
         **options: Unpack[RequestOptions],
     ) -> PrimitiveResult:
-        """Send a workspace file to an FTP server.  Servers without FTP transfers (this toolkit's) refuse with a
-        ``ServerError`` of status 501 saying so."""
+        """Queue an FTPUPLOAD: send ``transfer.file_name`` to the FTP, FTPS (``ftps``) or SFTP (``sftp``) server
+        ``transfer`` names; ``string_value`` is the process id (wait for it: a refused login or path ends it in
+        ERROR with the server's reply).  ``BadRequestError`` for a bad transfer, ``NotFoundError`` when the
+        workspace has no such file."""
         return cast(
             PrimitiveResult,
             await self._call(
@@ -151,8 +153,9 @@ class AsyncFilesResource(AsyncAPIResource):
         path: str | None = None,
         **options: Unpack[RequestOptions],
     ) -> PrimitiveResult:
-        """Copy a workspace file to the user's SFTP folder.  Servers without SFTP (this toolkit's) refuse with a
-        ``ServerError`` of status 501 saying so."""
+        """Queue a COPYTOSFTP: copy a workspace file into the caller's transfer (SFTP) folder, into its
+        sub-folder ``path`` if given; ``string_value`` is the process id.  ``BadRequestError`` without a
+        file-transfer account, ``NotFoundError`` when the workspace has no such file."""
         return cast(
             PrimitiveResult,
             await self._call(
