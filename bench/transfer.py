@@ -144,6 +144,17 @@ def start_server(data: Path, log_path: Path, *options: str, sftp_port: int = 0,
         time.sleep(0.05)
 
 
+def stop(process: subprocess.Popen[bytes] | None) -> None:
+    """Terminate a child (killed if it has not ended 10 s later)."""
+    if process is None or process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
 def wait_for_product(client: Any, ws: str, name: str, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while not any(p.file_name == name for p in client.products.list(ws)):
@@ -189,12 +200,7 @@ def http_uploads(size: int, source: Path, work: Path, args: argparse.Namespace, 
         figures["server peak"] = vm_hwm(server.pid)
         return figures
     finally:
-        if server.poll() is None:
-            server.terminate()
-            try:
-                server.wait(10)
-            except subprocess.TimeoutExpired:
-                server.kill()
+        stop(server)
         shutil.rmtree(data, ignore_errors=True)
 
 
@@ -414,12 +420,7 @@ def sftp_part(size: int, timeout: float) -> int:
         return 0
     finally:
         for process in (server, sshd):
-            if process is not None and process.poll() is None:
-                process.terminate()
-                try:
-                    process.wait(10)
-                except subprocess.TimeoutExpired:
-                    process.kill()
+            stop(process)
         shutil.rmtree(work, ignore_errors=True)
 
 
