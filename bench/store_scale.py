@@ -16,7 +16,13 @@ For each engine and size, a data directory is filled with realistic process-work
 It prints the figures next to issue 10's targets (ratios within the same run).  Figures, not a
 test: exits 0 unless ``--check`` is given and a target is missed.
 
-    python bench/store_scale.py [--sizes 1000,10000,100000] [--engines tinydb,sqlite] [--flush-latency-ms 2] [--check]
+``--postgres URL`` (a server's admin URL, e.g. ``postgresql://postgres@127.0.0.1:5432/postgres``) adds the
+``postgresql`` engine, the database the nodes of a deployment share: each size gets a database of its own,
+dropped after.  It keeps nothing in memory, so its open time and RSS are those of a connection, its "data"
+is the table's size in the database, and it has no group commit of its own to count (PostgreSQL's commits).
+
+    python bench/store_scale.py [--sizes 1000,10000,100000] [--engines tinydb,sqlite] [--postgres URL]
+                                [--flush-latency-ms 2] [--check]
 """
 
 from __future__ import annotations
@@ -37,11 +43,11 @@ MEASURE = r"""
 import gc, json, random, statistics, sys, threading, time, uuid
 from pathlib import Path
 from wasdi_server.services import COLLECTION_INDEXES
-from wasdi_server.store import open_store
+from wasdi_server.store import open_shared_store, open_store
 
 data_dir, engine, n, flush_latency = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
 started, cpu = time.perf_counter(), time.process_time()
-store = open_store(data_dir, engine)
+store = open_shared_store(data_dir) if engine == "postgresql" else open_store(data_dir, engine)
 processes = store.declare("process_workspaces", "processObjId", COLLECTION_INDEXES["process_workspaces"])
 opened, opened_cpu = time.perf_counter() - started, time.process_time() - cpu
 rss = int(open("/proc/self/statm").read().split()[1]) * 4096
@@ -77,18 +83,22 @@ def writes_per_second(threads, per_thread):
 # Group commit shows directly, whatever the disk's speed, as fewer durable flushes (one write and one
 # fsync or one SQLite transaction each) than writes: count them.
 flushes = [0]
-persist = store.persist
+persist = getattr(store, "persist", None)  # the PostgreSQL engine commits through the database: none to count
 def counted_persist(batch):
     flushes[0] += 1
     persist(batch)
     if flush_latency:  # --flush-latency-ms: a slower disk's fsync, for the writers only (GIL released)
         time.sleep(flush_latency)
-store.persist = counted_persist
+if persist is not None:
+    store.persist = counted_persist
 one = writes_per_second(1, 300)
 flushes_1, flushes[0] = flushes[0] / 300, 0
 eight = writes_per_second(8, 150)
 flushes_8 = flushes[0] / 1200
-store.persist = persist
+if persist is not None:
+    store.persist = persist
+else:
+    flushes_1 = flushes_8 = float("nan")
 store.close()
 print(json.dumps({"open": opened, "open_cpu": opened_cpu, "rss": rss, "update_p50": update_p50, "find_p50": find_p50,
                   "writes_1": one, "writes_8": eight, "flushes_1": flushes_1, "flushes_8": flushes_8}))
@@ -97,10 +107,10 @@ print(json.dumps({"open": opened, "open_cpu": opened_cpu, "rss": rss, "update_p5
 FILL = r"""
 import sys, uuid
 from wasdi_server.services import COLLECTION_INDEXES
-from wasdi_server.store import open_store
+from wasdi_server.store import open_shared_store, open_store
 
 data_dir, engine, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-with open_store(data_dir, engine) as store:
+with (open_shared_store(data_dir) if engine == "postgresql" else open_store(data_dir, engine)) as store:
     processes = store.declare("process_workspaces", "processObjId", COLLECTION_INDEXES["process_workspaces"])
     workspaces = [str(uuid.uuid4()) for _ in range(max(1, n // 100))]
     stamp = 1_700_000_000_000.0
@@ -128,7 +138,9 @@ def run(code: str, *args: str) -> str:
     return done.stdout
 
 
-def measure(engine: str, n: int, root: Path, flush_latency_ms: float = 0.0) -> dict[str, float]:
+def measure(engine: str, n: int, root: Path, flush_latency_ms: float = 0.0, postgres: str = "") -> dict[str, float]:
+    if engine == "postgresql":
+        return measure_postgres(n, postgres)
     data_dir = root / f"{engine}-{n}"
     run(FILL, str(data_dir), engine, str(n))
     size = sum(p.stat().st_size for p in (data_dir / "db").iterdir() if p.is_file())
@@ -139,10 +151,37 @@ def measure(engine: str, n: int, root: Path, flush_latency_ms: float = 0.0) -> d
     return figures
 
 
+def measure_postgres(n: int, admin_url: str) -> dict[str, float]:
+    """The same figures for the PostgreSQL engine, in a database of its own (dropped after)."""
+    import uuid
+    from urllib.parse import urlsplit, urlunsplit
+
+    import psycopg
+
+    name = f"wasdi_bench_{os.getpid()}_{uuid.uuid4().hex[:6]}"
+    parts = urlsplit(admin_url)
+    url = urlunsplit((parts.scheme, parts.netloc, "/" + name, parts.query, ""))
+    with psycopg.connect(admin_url, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        run(FILL, url, "postgresql", str(n))
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute('VACUUM ANALYZE "c_process_workspaces"')
+            size = conn.execute("""SELECT pg_total_relation_size('"c_process_workspaces"')""").fetchone()[0]
+        figures: dict[str, float] = json.loads(run(MEASURE, url, "postgresql", str(n), "0"))
+        figures["data"] = float(size)
+        return figures
+    finally:
+        with psycopg.connect(admin_url, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--engines", default="tinydb,sqlite")
+    parser.add_argument("--postgres", default="", metavar="URL",
+                        help="also measure the PostgreSQL engine, on this server (its admin URL)")
     parser.add_argument("--flush-latency-ms", type=float, default=0.0,
                         help="add this much to every durable flush during the writes/s figures, as a slower disk's "
                              "fsync would (this machine's fsync is typically 0.2 ms; a cloud volume's 1-10 ms)")
@@ -151,8 +190,9 @@ def main() -> int:
     sizes = [int(s) for s in args.sizes.split(",")]
     missed: list[str] = []
     with tempfile.TemporaryDirectory(prefix="wasdi-store-bench-") as tmp:
-        for engine in args.engines.split(","):
-            rows = {n: measure(engine, n, Path(tmp), args.flush_latency_ms) for n in sizes}
+        engines = args.engines.split(",") + (["postgresql"] if args.postgres else [])
+        for engine in engines:
+            rows = {n: measure(engine, n, Path(tmp), args.flush_latency_ms, args.postgres) for n in sizes}
             print(f"\nengine {engine}")
             print(f"{'records':>8} {'data MB':>8} {'open s':>7} {'(cpu)':>6} {'RSS MB':>7} {'RSS/data':>8} "
                   f"{'update p50 ms':>13} {'find p50 ms':>11} {'1-thr w/s':>9} {'8-thr w/s':>9} {'8/1':>5} "
@@ -166,6 +206,11 @@ def main() -> int:
             checks = [
                 (f"update p50 {max(sizes)} / {min(sizes)}", large["update_p50"] / small["update_p50"], "<=", 1.5),
                 (f"find p50 {max(sizes)} / {min(sizes)}", large["find_p50"] / small["find_p50"], "<=", 2.0),
+            ]
+            if engine == "postgresql":  # the other figures are about an engine's memory image and group commit
+                checks.append((f"RSS MB at {max(sizes)} (no collection in memory)", large["rss"] / 1e6, "<", 100.0))
+            else:
+                checks += [
                 (f"open s at {max(sizes)} (wall)", large["open"], "<", 2.0),
                 (f"open s at {max(sizes)} (cpu: wall on an idle machine)", large["open_cpu"], "<", 2.0),
                 (f"RSS / data at {max(sizes)}", large["rss"] / large["data"], "<", 4.0),
@@ -173,7 +218,7 @@ def main() -> int:
                  statistics.median(f["writes_8"] / f["writes_1"] for f in rows.values()), ">=", 3.0),
                 ("durable flushes per write, 8 threads (median)",
                  statistics.median(f["flushes_8"] for f in rows.values()), "<=", 0.5),
-            ]
+                ]
             for label, value, op, target in checks:
                 ok = value <= target if op == "<=" else value < target if op == "<" else value >= target
                 print(f"  {label:<40} {value:7.2f}  target {op} {target}  {'ok' if ok else 'MISSED'}")

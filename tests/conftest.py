@@ -17,6 +17,8 @@ from wasdi_server.app import WasdiApp
 from wasdi_server.providers.mail import MaildirMailer
 from wasdi_server.services import passwords
 
+from .postgres import pg_database, pg_url  # noqa: F401  (fixtures: a real PostgreSQL database)
+
 PASSWORD = "correct-horse-1"
 
 

@@ -18,6 +18,7 @@ import httpx
 
 from . import _exceptions as exc
 from .catalog import Auth, BodyKind, Endpoint, FailureKind, ParamType, ResponseKind, Style, endpoint
+from .catalog.placement import PROCESS_NODE, WORKSPACE_NODE
 
 # The models (pydantic classes: building them is most of the SDK's import time) are imported on the first call
 # that sends or reads one, so `from wasdi_sdk import WasdiClient` costs little more than httpx (bench/startup.py).
@@ -27,6 +28,9 @@ DEFAULT_TIMEOUT = 120.0
 DEFAULT_MAX_RETRIES = 2
 SESSION_HEADER = "x-session-token"
 RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+MAIN_NODE = "wasdi"
+MAX_REMEMBERED = 10_000
+"""Workspace and process addresses kept per client (the oldest forgotten first)."""
 
 QueryValue = str | int | float | bool | list[str] | None
 FileInput = IO[bytes] | bytes | tuple[str, IO[bytes] | bytes]
@@ -73,6 +77,61 @@ class BaseClient:
         self._owns_http_client = http_client is None
         self._http = http_client or httpx.Client(timeout=self.timeout)
         self._default_headers = dict(default_headers or {})
+        self._workspace_urls: dict[str, str] = {}
+        self._process_urls: dict[str, str] = {}
+
+    # -- where a call goes -----------------------------------------------------------------
+    def workspace_url(self, workspace_id: str) -> str:
+        """The base URL of the node that holds ``workspace_id`` (its ``apiUrl``; the configured base URL for the
+        main node's workspaces, or when it cannot be read), asked once per workspace."""
+        known = self._workspace_urls.get(workspace_id)
+        if known is not None:
+            return known
+        url = self.base_url
+        try:
+            editor = self.call("workspaces.get", query={"workspace": workspace_id})
+        except exc.WasdiError:
+            return url  # the call itself then answers why (no such workspace, no rights ...)
+        api_url = str(getattr(editor, "api_url", "") or "").rstrip("/")
+        if api_url and getattr(editor, "node_code", None) not in (None, "", MAIN_NODE):
+            url = api_url
+        return self._remember(self._workspace_urls, workspace_id, url)
+
+    @staticmethod
+    def _remember(memory: dict[str, str], key: str, url: str) -> str:
+        memory[key] = url
+        if len(memory) > MAX_REMEMBERED:
+            memory.pop(next(iter(memory)))
+        return url
+
+    def _base_for(self, ep: Endpoint, query: Mapping[str, Any], body: Any) -> str:
+        """Where ``ep`` runs: the node of the workspace or process it names (``catalog.placement``), else the
+        configured base URL, as the official library and the web client send them."""
+        places = WORKSPACE_NODE.get(ep.name)
+        for place in places or ():
+            if place.startswith("body:"):
+                from .models import WasdiModel
+
+                wire = body.to_wire() if isinstance(body, WasdiModel) else body
+                value = wire.get(place.removeprefix("body:")) if isinstance(wire, dict) else None
+            else:
+                value = query.get(place)
+            if value:
+                return self.workspace_url(str(value))
+        process_param = PROCESS_NODE.get(ep.name)
+        if process_param and query.get(process_param):
+            return self._process_urls.get(str(query[process_param]), self.base_url)
+        return self.base_url
+
+    def _learn(self, ep: Endpoint, base: str, result: Any) -> None:
+        """Remember the node of the processes a node's answer names, for the calls about them that follow."""
+        if base == self.base_url or ep.name not in WORKSPACE_NODE:
+            return
+        for item in result if isinstance(result, list) else [result]:
+            for name in ("processing_identifier", "process_obj_id", "string_value"):
+                value = getattr(item, name, None)
+                if isinstance(value, str) and value and value not in ("DONE", "ERROR"):
+                    self._remember(self._process_urls, value, base)
 
     # -- lifecycle -------------------------------------------------------------------------
     def close(self) -> None:
@@ -86,8 +145,8 @@ class BaseClient:
                       files: Mapping[str, FileInput] | None = None,
                       extra_headers: Mapping[str, str] | None = None,
                       extra_query: Mapping[str, Any] | None = None,
-                      timeout: float | httpx.Timeout | None = None) -> httpx.Request:
-        """The ``httpx.Request`` for calling ``ep`` with these arguments."""
+                      timeout: float | httpx.Timeout | None = None, base: str | None = None) -> httpx.Request:
+        """The ``httpx.Request`` for calling ``ep`` with these arguments (at ``base``: where ``ep`` runs)."""
         url_path = ep.path
         for name in ep.path_params:
             value = (path or {}).get(name)
@@ -129,8 +188,9 @@ class BaseClient:
         elif kind is BodyKind.MULTIPART:
             send_files = dict(files or {})
         headers.update(extra_headers or {})
+        base = base or self._base_for(ep, dict(query or {}), body)
         return self._http.build_request(
-            ep.method, self.base_url + url_path, params=params, headers=headers, content=content,
+            ep.method, base + url_path, params=params, headers=headers, content=content,
             data=data, files=send_files, timeout=self.timeout if timeout is None else timeout)
 
     def send(self, ep: Endpoint, request: httpx.Request, *, stream: bool = False) -> httpx.Response:
@@ -146,7 +206,8 @@ class BaseClient:
                     raise exc.APITimeoutError(f"{ep.method} {ep.path} timed out") from e
             except httpx.TransportError as e:
                 if last:
-                    raise exc.APIConnectionError(f"cannot reach {self.base_url}: {e}") from e
+                    where = f"{request.url.scheme}://{request.url.netloc.decode()}"
+                    raise exc.APIConnectionError(f"cannot reach {where}: {e}") from e
             else:
                 if response.status_code not in RETRY_STATUSES or last:
                     return response
@@ -164,12 +225,15 @@ class BaseClient:
              timeout: float | httpx.Timeout | None = None) -> Any:
         """Call the catalogue endpoint ``name`` and return its parsed result (or raise)."""
         ep = endpoint(name)
+        base = self._base_for(ep, dict(query or {}), body)
         request = self.build_request(ep, query=query, path=path, body=body, files=files,
-                                     extra_headers=extra_headers, extra_query=extra_query, timeout=timeout)
+                                     extra_headers=extra_headers, extra_query=extra_query, timeout=timeout, base=base)
         response = self.send(ep, request)
         if raw:
             return RawResponse(response, lambda: parse_response(ep, response))
-        return parse_response(ep, response)
+        result = parse_response(ep, response)
+        self._learn(ep, base, result)
+        return result
 
     def stream(self, name: str, *, query: Mapping[str, Any] | None = None,
                extra_headers: Mapping[str, str] | None = None, extra_query: Mapping[str, Any] | None = None,

@@ -11,6 +11,7 @@ from .api import openapi
 from .api.framework import LEGACY_BASE_PATH, route_table
 from .api.router import StaticFirstRouter
 from .api.web_client import WebClient
+from .nodes import endpoints as node_endpoints
 from .services import Services, build_services
 from .settings import Settings, load_settings
 
@@ -39,6 +40,8 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
     routes[api.layers.ROUTE] = api.layers.LayerImage(services)  # map layers of the local map server
     routes[api.layers.WMS_ROUTE] = api.layers.WebMapService(services)  # their WMS
     routes[openapi.ROUTE] = openapi.OpenAPIDocument()  # the API described, for tools and the fuzz test
+    for node_call in node_endpoints.ROUTES:  # calls only the nodes of a deployment make to each other
+        routes[node_call.ROUTE] = node_call(services)
     # Every route also lives under the original server's path, so clients configured for it work as they are.
     table = [(prefix + path, resource) for path, resource in routes.items() for prefix in ("", LEGACY_BASE_PATH)]
     for number, (path, resource) in enumerate(table, start=1):

@@ -83,8 +83,11 @@ app = typer.Typer(
 users_app = typer.Typer(help="Add, list, disable, enable users and reset passwords (also while the server runs).",
                         no_args_is_help=True)
 catalogue_app = typer.Typer(help="Fill the local search catalogue (the LOCAL data provider).", no_args_is_help=True)
+store_app = typer.Typer(help="The store of a data directory: copy it into the database of a deployment of several "
+                        "nodes.", no_args_is_help=True)
 app.add_typer(users_app, name="user")
 app.add_typer(catalogue_app, name="catalogue")
+app.add_typer(store_app, name="store")
 
 DataDirOpt = Annotated[Path | None, typer.Option("--data-dir", metavar="DIR",
                                                  help="Data directory (default: ./.wasdi-data).")]
@@ -116,10 +119,12 @@ def serve(settings: Settings, *, init_admin: bool = False) -> None:
     logging.getLogger("waitress.queue").setLevel(logging.ERROR)
     # The local catalogue exists from the start, so files added to it later are searchable at once.
     catalogue.folder_of(settings).mkdir(parents=True, exist_ok=True)
+    announce_box(settings)
     services = build_services(settings)
     channel = AdminChannel(services)
     sftp = None
     try:
+        services.identity.check_serving()
         if init_admin and services.store.collection("users").count() == 0:
             from .management import accounts
             from .services.passwords import random_password
@@ -133,7 +138,13 @@ def serve(settings: Settings, *, init_admin: bool = False) -> None:
         sftp = start_sftp(settings, services)
         application = create_app(settings, services)
         url = settings.public_url or f"http://{settings.host}:{settings.port}"
-        print(f"WASDI server on {url} (data in {settings.data_dir})", flush=True)
+        role = ""
+        if settings.store_url:
+            from .store.postgres_store import redacted
+
+            kind = "main node" if services.identity.is_main else "compute node"
+            role = f", {kind} {settings.node_code} sharing {redacted(settings.store_url)}"
+        print(f"WASDI server on {url} (data in {settings.data_dir}{role})", flush=True)
         if sftp is not None:
             print(f"SFTP service on {sftp.address} (host key {sftp.fingerprint})", flush=True)
         # SIGTERM (docker stop, systemd) stops as cleanly as Ctrl-C: waitress returns and we close the store.
@@ -170,6 +181,29 @@ def start_sftp(settings: Settings, services: Any) -> Any:
 
     services.uploads.sftp_address = sftp_address(settings, service.port)
     return service
+
+
+def announce_box(settings: Settings) -> None:
+    """The start-up log's word on how other people's code will run here (loud when it will not be boxed)."""
+    from .launcher.box import Box
+
+    box = Box.from_settings(settings)
+    log = logging.getLogger("wasdi_server.box")
+    refusal = box.refusal()
+    if not box.confined:
+        log.warning("!" * 78)
+        log.warning("app_isolation = off: apps, app builds and workflows run UNBOXED, with everything this "
+                    "server's OS user may do (read the store and every user's files, use the admin channel's "
+                    "key, signal this server). Only for a single-user machine. 'wasdi-server doctor' says more.")
+        log.warning("!" * 78)
+    elif refusal:
+        log.error("apps, app builds and workflows will be refused: %s", refusal)
+    else:
+        support = box.support
+        log.info("apps, app builds and workflows run boxed (Landlock ABI %d, seccomp, capabilities dropped; "
+                 "processes %s, memory %s)", support.landlock_abi,
+                 "per run cgroup" if support.processes_by == "cgroup" else "RLIMIT_NPROC",
+                 "per run cgroup" if support.memory_by == "cgroup" else "RLIMIT_DATA")
 
 
 def run_account_operation(settings: Settings, operation: str, arguments: dict[str, Any]) -> Any:
@@ -222,11 +256,35 @@ def serve_command(
     sftp_port: Annotated[int | None, typer.Option("--sftp-port", min=0, max=65535, metavar="N",
                                                   help="Port of the SFTP service (default: 2222; 0: any free port)."
                                                   )] = None,
+    node_code: Annotated[str | None, typer.Option(
+        "--node-code", metavar="CODE", help="This node's code in a deployment of several nodes (default: wasdi, the "
+        "main node).")] = None,
+    store_url: Annotated[str | None, typer.Option(
+        "--store-url", metavar="URL", help="The PostgreSQL database the nodes of a deployment share "
+        "(postgresql://...); better in WASDI_SERVER_STORE_URL when it holds a password.")] = None,
 ) -> None:
     """Serve the API with waitress, and the SFTP service of the upload accounts, until interrupted (Ctrl-C)."""
     settings = _settings(config, data_dir=data_dir, host=host, port=port, threads=threads, public_url=public_url,
-                         web_client_dir=str(web_client.resolve()) if web_client else None, sftp_port=sftp_port)
+                         web_client_dir=str(web_client.resolve()) if web_client else None, sftp_port=sftp_port,
+                         node_code=node_code, store_url=store_url)
     serve(settings, init_admin=init_admin)
+
+
+@app.command("doctor")
+def doctor_command(data_dir: DataDirOpt = None, config: ConfigOpt = None, json: JsonOpt = False) -> None:
+    """Say what this machine's kernel offers to box apps, builds and workflows, and what each run will get."""
+    from .launcher.box import Box
+    from .launcher.box.report import describe, lines
+
+    settings = _settings(config, data_dir=data_dir)
+    facts = describe(Box.from_settings(settings), settings.data_dir, settings.port)
+    if json:
+        typer.echo(jsonlib.dumps(facts, indent=2))
+    else:
+        for line in lines(facts):
+            typer.echo(line)
+    if settings.app_isolation != "off" and facts["refusal"]:
+        raise typer.Exit(1)
 
 
 @users_app.command("add")
@@ -345,6 +403,32 @@ def catalogue_list(data_dir: DataDirOpt = None, config: ConfigOpt = None) -> Non
         typer.echo("The local catalogue is empty: add files with 'wasdi-server catalogue add FILE...'.", err=True)
     for product in products:
         typer.echo(catalogue.describe(product))
+
+
+@store_app.command("copy")
+def store_copy(
+    to: Annotated[str, typer.Option("--to", metavar="URL", help="The PostgreSQL database of the deployment "
+                                    "(postgresql://user:password@host:5432/wasdi), new and empty.")],
+    data_dir: DataDirOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Copy what the nodes of a deployment share (users, workspaces, apps ...) from the data directory into a
+    PostgreSQL database; the data directory keeps its files and processes, and becomes the main node's
+    (docs/nodes.md).  Stop the server first."""
+    from .management import store_copy as copier
+
+    def report(done: copier.Copied) -> None:
+        typer.echo(f"{done.collection}\t{done.documents}")
+
+    settings = _settings(config, data_dir=data_dir)
+    try:
+        copied = copier.copy_to_database(settings, to, report)
+    except copier.CopyRefused as e:
+        raise Failure(str(e)) from e
+    from .store.postgres_store import redacted
+
+    typer.echo(f"copied {sum(c.documents for c in copied)} documents of {len(copied)} collections into "
+               f"{redacted(to)}; start this data directory's server with --store-url as the main node", err=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

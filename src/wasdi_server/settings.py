@@ -17,9 +17,9 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import ConfigDict, ValidationError, field_validator
+from pydantic import ConfigDict, Field, ValidationError, field_validator
 from pydantic.dataclasses import dataclass
 
 ENV_PREFIX = "WASDI_SERVER_"
@@ -115,6 +115,20 @@ class Settings:
     Empty: derived from each request."""
     node_code: str = "wasdi"
     """Code of this node; ``wasdi`` is the main node."""
+    store_url: str = ""
+    """PostgreSQL database the nodes of a deployment share (``postgresql://user:password@host:5432/wasdi``,
+    docs/nodes.md); empty: one node, everything in the embedded store of ``data_dir``."""
+    node_secret: str = ""
+    """Secret the nodes of a deployment share (the same on each, 16 characters or more): every node-to-node call
+    carries it.  Needed with ``store_url``."""
+    main_url: str = ""
+    """Address compute nodes reach the main node at; empty: the ``apiUrl`` registered for node ``wasdi`` (the
+    main node registers its ``public_url`` at start)."""
+    store_timeout_seconds: float = 5.0
+    """Longest wait for a connection to the shared database (``store_url``); a request that waits longer (the
+    database is down or restarting) fails in its endpoint's failure style."""
+    node_call_timeout_seconds: float = 10.0
+    """Longest wait for another node (to connect, and for each read of its answer)."""
     cloud_provider: str = "local"
     """Cloud provider code of this node (NodeViewModel ``cloudProvider``)."""
     sla_link: str = ""
@@ -216,6 +230,27 @@ class Settings:
     """Most bytes one upload account's folder may hold (SFTP uploads and ``copytosfpt``); 0: no limit."""
     ftp_timeout_seconds: float = 60.0
     """Connect/read timeout of FTP, FTPS and SFTP exports (FTPUPLOAD operations)."""
+    app_isolation: Literal["required", "off"] = "required"
+    """How the code of apps, builds and workflows is confined (docs/server.md, "What an app can reach"):
+    ``required`` boxes every run and refuses to run where the kernel cannot box it; ``off`` runs it with
+    everything the server's OS user may do (a single-user machine only)."""
+    app_memory_mb: int = Field(default=8192, ge=0)
+    """Memory one run, build or workflow may use (the whole run where a memory cgroup can be made, else each
+    of its processes); 0: no limit."""
+    app_max_processes: int = Field(default=512, ge=0)
+    """Processes and threads one run may have at once; 0: no limit."""
+    app_max_open_files: int = Field(default=4096, ge=0)
+    """Files one process of a run may hold open; 0: no limit."""
+    app_max_file_mb: int = Field(default=32768, ge=0)
+    """Largest file a run may write; 0: no limit."""
+    app_cpu_seconds: int = Field(default=86400, ge=0)
+    """CPU time one process of a run may use (besides an app's wall-clock ``minuteTimeout``); 0: no limit."""
+    app_outbound_ports: list[int] = field(default_factory=lambda: [80, 443])
+    """TCP ports runs, builds and workflows may connect to on any host (besides the server's own API port);
+    env: comma separated."""
+    app_account_scope_apps: list[str] = field(default_factory=list)
+    """Apps whose runs get a session reaching their caller's whole account (other workspaces, sharing ...)
+    instead of the run's own workspace; env: comma separated."""
 
     @property
     def files_root(self) -> Path:

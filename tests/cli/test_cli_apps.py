@@ -19,6 +19,7 @@ from wasdi_sdk.models import DeployedProcessorViewModel
 from wasdi_sdk.resources.processors import ProcessorsResource
 from wasdi_server import create_app, load_settings
 from wasdi_server.app import WasdiApp
+from wasdi_server.launcher.box import Job
 from wasdi_server.launcher.engines import AppLayout, Launch
 
 
@@ -61,7 +62,7 @@ class ScriptEngine:
         self.script = script
 
     def run(self, app: AppLayout, launch: Launch, runner: Any) -> int:
-        return int(runner(["sh", "-c", self.script], {"PATH": "/usr/bin:/bin"}, app.folder))
+        return int(runner(Job(["sh", "-c", self.script], {"PATH": "/usr/bin:/bin"}, app.folder)))
 
     def delete(self, app: AppLayout) -> None:
         pass

@@ -44,6 +44,10 @@ def geotiff(path: Path) -> Path:
 
 
 def main() -> int:
+    import psycopg
+    import psycopg_pool
+
+    assert psycopg.__version__ and psycopg_pool.__version__  # the deployment engine's libraries import
     work = Path(tempfile.mkdtemp(prefix="wasdi-floor-"))
     data = work / "data"
     env = {k: v for k, v in os.environ.items() if not k.startswith("WASDI")}

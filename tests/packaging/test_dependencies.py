@@ -19,9 +19,11 @@ from packaging.version import Version
 ROOT = Path(__file__).resolve().parents[2]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 EXTRAS: dict[str, list[str]] = PROJECT["optional-dependencies"]
-RUNTIME = {"": PROJECT["dependencies"], "cli": EXTRAS["cli"], "server": EXTRAS["server"], "geo": EXTRAS["geo"]}
-"""What installing each part brings: the SDK (base), the command line, the server, reading rasters on the server."""
-PACKAGES = {"wasdi_sdk": ("",), "wasdi_cli": ("", "cli"), "wasdi_server": ("", "server", "geo")}
+RUNTIME = {"": PROJECT["dependencies"], "cli": EXTRAS["cli"], "server": EXTRAS["server"], "geo": EXTRAS["geo"],
+           "postgresql": EXTRAS["postgresql"]}
+"""What installing each part brings: the SDK (base), the command line, the server, reading rasters on the server,
+the database the nodes of a deployment share."""
+PACKAGES = {"wasdi_sdk": ("",), "wasdi_cli": ("", "cli"), "wasdi_server": ("", "server", "geo", "postgresql")}
 """Each package of the distribution and the extras that install what it imports."""
 FIRST_PARTY = {"wasdi_sdk", "wasdi_cli", "wasdi_server"}
 NOT_IMPORTED_BY_US = {"wasdi_server/data/app_executor.py"}

@@ -1,5 +1,5 @@
 """The floor of every runtime range in pyproject.toml is tested: a fresh environment gets the wheel with each
-declared dependency (base, cli, server, geo) pinned to its lowest allowed release, and ``floor_smoke.py`` serves,
+declared dependency (base, cli, server, geo, postgresql) pinned to its lowest allowed release, and ``floor_smoke.py`` serves,
 uploads, downloads, styles, publishes a band and runs the CLI in it.  The newest releases are what ``make test``
 runs with (tests/packaging/test_dependencies.py checks they are inside the ranges).
 
@@ -22,7 +22,7 @@ from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.install
-EXTRAS = ("cli", "server", "geo")
+EXTRAS = ("cli", "server", "geo", "postgresql")
 
 
 def floors() -> list[str]:

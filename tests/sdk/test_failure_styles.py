@@ -30,6 +30,12 @@ from wasdi_sdk.models import WorkspaceEditorViewModel
 BASE = "http://wasdi.test/rest"
 
 
+def on_the_main_node() -> respx.Route:
+    """``/ws/getws`` of a workspace of the main node: the SDK asks it once before a workspace's first call."""
+    return respx.get(f"{BASE}/ws/getws").mock(return_value=httpx.Response(200, json={
+        "workspaceId": "w1", "name": "w", "nodeCode": "wasdi", "apiUrl": BASE}))
+
+
 @pytest.fixture
 def client() -> WasdiClient:
     c = WasdiClient(base_url=BASE, session_token="tok", max_retries=2)
@@ -43,6 +49,7 @@ def client() -> WasdiClient:
 ])
 @respx.mock
 def test_status_codes_map_to_exceptions(client: WasdiClient, status: int, cls: type) -> None:
+    on_the_main_node()
     respx.delete(f"{BASE}/ws/delete").mock(return_value=httpx.Response(status, json={"message": "nope"}))
     with pytest.raises(cls) as info:
         client.workspaces.delete("w1")
@@ -52,6 +59,7 @@ def test_status_codes_map_to_exceptions(client: WasdiClient, status: int, cls: t
 
 @respx.mock
 def test_server_error_is_not_retried_for_a_delete(client: WasdiClient) -> None:
+    on_the_main_node()
     route = respx.delete(f"{BASE}/ws/delete").mock(return_value=httpx.Response(500, json={"message": "boom"}))
     with pytest.raises(ServerError):
         client.workspaces.delete("w1")
@@ -181,6 +189,7 @@ def test_non_json_body_is_unexpected(client: WasdiClient) -> None:
 # -- requests ------------------------------------------------------------------------------------------
 @respx.mock
 def test_request_shape(client: WasdiClient) -> None:
+    on_the_main_node()
     route = respx.delete(f"{BASE}/ws/delete").mock(return_value=httpx.Response(200))
     client.workspaces.delete("w 1", deletefile=False, extra_headers={"x-extra": "1"}, extra_query={"future": "y"})
     request = route.calls.last.request
@@ -260,3 +269,25 @@ def test_from_config_logs_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
                                                                                 "sessionId": "S"}))
     with WasdiClient.from_config(config_file) as client:
         assert client.session_token == "S" and client.config is not None and client.config.user == "a@x.org"
+
+
+# -- several nodes: calls go where the workspace is ----------------------------------------------------------
+NODE = "http://node2.test/rest"
+
+
+@respx.mock
+def test_a_workspaces_calls_and_its_processes_calls_go_to_its_node(client: WasdiClient) -> None:
+    getws = respx.get(f"{BASE}/ws/getws").mock(return_value=httpx.Response(200, json={
+        "workspaceId": "w2", "name": "w", "nodeCode": "node2", "apiUrl": NODE + "/"}))
+    run = respx.post(f"{NODE}/processors/run").mock(return_value=httpx.Response(200, json={
+        "processorId": "a", "name": "hello", "processingIdentifier": "p1", "status": "CREATED"}))
+    status = respx.get(f"{NODE}/process/getstatusbyid").mock(return_value=httpx.Response(200, text="DONE"))
+    on_main = respx.get(f"{BASE}/process/getstatusbyid").mock(return_value=httpx.Response(200, text="ERROR"))
+    listing = respx.get(f"{BASE}/product/byws").mock(return_value=httpx.Response(200, json=[]))
+    assert client.processors.run(name="hello", workspace="w2").processing_identifier == "p1"
+    assert client.processes.get_status("p1") == "DONE"  # learnt from the node's answer
+    assert client.processes.get_status("unknown") == "ERROR"  # a process the client never saw: the base URL
+    client.products.list("w2")  # answered by any node from the shared store: the base URL
+    client.processors.run(name="hello", workspace="w2")
+    assert getws.call_count == 1 and run.call_count == 2 and status.call_count == 1 and on_main.call_count == 1
+    assert listing.call_count == 1

@@ -19,6 +19,7 @@ from tests.app_support import HELLO_APP, app_settings, app_zip
 from tests.conftest import Person, Server
 
 from wasdi_server.launcher import ops_apps
+from wasdi_server.launcher.box import Job
 from wasdi_server.launcher.engines import AppLayout, Launch
 from wasdi_server.services.app_records import processor_resource
 
@@ -451,7 +452,7 @@ class SleepingEngine:
     family = "test"
 
     def run(self, app: AppLayout, launch: Launch, runner: Any) -> int:
-        return int(runner(["sleep", "600"], {"PATH": "/usr/bin:/bin"}, app.folder))
+        return int(runner(Job(["sleep", "600"], {"PATH": "/usr/bin:/bin"}, app.folder)))
 
     def delete(self, app: AppLayout) -> None:
         pass
@@ -538,7 +539,7 @@ class QuickEngine:
     family = "test"
 
     def run(self, app: AppLayout, launch: Launch, runner: Any) -> int:
-        return int(runner(["true"], {"PATH": "/usr/bin:/bin"}, app.folder))
+        return int(runner(Job(["true"], {"PATH": "/usr/bin:/bin"}, app.folder)))
 
     def delete(self, app: AppLayout) -> None:
         pass

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import json
+import socket
 import stat
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from tests.box_jobs import python_job
 from tests.conftest import PASSWORD, Server
 
 from wasdi_server import cli
+from wasdi_server.launcher.box import Box
 from wasdi_server.management import catalogue, channel
 
 NEW = "colleague@example.org"
@@ -69,6 +74,38 @@ def test_channel_failures_are_one_sentence(running: Server, capsys: pytest.Captu
 def test_the_channel_socket_is_the_owners_only(running: Server) -> None:
     mode = (Path(running.settings.data_dir) / channel.SOCKET_NAME).stat().st_mode
     assert stat.S_ISSOCK(mode) and stat.S_IMODE(mode) == 0o600
+
+
+def test_a_caller_without_the_channels_key_is_refused(running: Server) -> None:
+    data_dir = Path(running.settings.data_dir)
+    key = data_dir / channel.KEY_NAME
+    assert stat.S_IMODE(key.stat().st_mode) == 0o600
+    for request in ({"operation": "user.list"}, {"key": "guessed", "operation": "user.list"}):
+        with socket.socket(socket.AF_UNIX) as s:
+            s.connect(str(data_dir / channel.SOCKET_NAME))
+            s.sendall(json.dumps(request).encode() + b"\n")
+            answer = json.loads(s.makefile("rb").readline())
+        assert answer == {"ok": False, "error": channel.REFUSED}
+
+
+def test_a_boxed_run_can_connect_to_the_socket_but_not_read_the_key(running: Server) -> None:
+    """Landlock does not govern connecting to an existing socket file; the key it cannot read keeps a run out."""
+    data_dir = Path(running.settings.data_dir)
+    code = ("import json, socket, sys\n"
+            "try:\n    open(sys.argv[2]).read(); print('read the key')\n"
+            "except OSError as e:\n    print('key refused', e.strerror)\n"
+            "s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])\n"
+            "s.sendall(json.dumps({'operation': 'user.add', 'arguments': {'userId': 'intruder@x.org', "
+            "'password': 'Intruder-pass-1', 'admin': True}}).encode() + b'\\n')\n"
+            "print(s.makefile('rb').readline().decode().strip())\n")
+    job = python_job(code)
+    job = replace(job, argv=[*job.argv, str(data_dir / channel.SOCKET_NAME), str(data_dir / channel.KEY_NAME)])
+    lines: list[str] = []
+    outcome = Box.from_settings(running.settings).run(job, on_output=lines.append)
+    assert outcome.exit_code == 0, lines
+    assert lines[0] == "key refused Permission denied"
+    assert json.loads(lines[1]) == {"ok": False, "error": channel.REFUSED}
+    assert running.services.users.get("intruder@x.org") is None
 
 
 def test_the_listing_holds_no_secret(running: Server) -> None:

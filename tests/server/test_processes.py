@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import threading
 import time
 import uuid
@@ -10,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from tests.box_jobs import python_job
 from tests.conftest import Person, Server
 from tests.server.app_fixtures import make_app
 
@@ -185,33 +185,37 @@ def test_stop_with_and_without_tree(server: Server, alice: Person, gate) -> None
     wait_status(server, grandchild, {"STOPPED"})
 
 
-def test_stop_kills_the_subprocess_tree(server: Server, alice: Person, monkeypatch) -> None:
+def test_stop_ends_the_whole_run_even_a_detached_grandchild(server: Server, alice: Person, monkeypatch) -> None:
+    code = ("import subprocess, sys, time\n"
+            "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'], start_new_session=True)\n"
+            "print(f'pids {child.pid}', flush=True)\ntime.sleep(60)\n")
+    pids: list[int] = []
+
     def sleeper(ctx: OperationContext) -> bool:
-        code = ("import subprocess, sys, time; "
-                "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); time.sleep(60)")
-        return ctx.run([sys.executable, "-c", code]) == 0
+        return ctx.run(python_job(code), on_output=lambda line: pids.extend(int(p) for p in line.split()[1:])).ok
 
     monkeypatch.setitem(OPERATIONS, "SLEEPOP", sleeper)
     ws = new_workspace(server, alice)
     pid = queue(server, alice, ws, "SLEEPOP")
     deadline = time.monotonic() + 10
-    while not server.services.processes.get(pid)["pid"] and time.monotonic() < deadline:
+    while not pids and time.monotonic() < deadline:
         time.sleep(0.02)
-    os_pid = server.services.processes.get(pid)["pid"]
-    assert os_pid > 0
+    supervisor = server.services.processes.get(pid)["pid"]
+    assert supervisor > 0 and pids
     server.services.launcher.kill(pid)
     wait_status(server, pid, {"STOPPED"})
     import os
 
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            os.killpg(os_pid, 0)
-        except ProcessLookupError:
-            break
-        time.sleep(0.05)
-    else:
-        raise AssertionError("the process group survived the stop")
+    for each in (supervisor, *pids):
+        while time.monotonic() < deadline:
+            try:
+                os.kill(each, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.05)
+        else:
+            raise AssertionError(f"process {each} of the run survived the stop")
 
 
 def test_restart_rule_errors_orphans_and_keeps_the_queue(tmp_path, monkeypatch) -> None:

@@ -4,6 +4,10 @@ runs through a stand-in gpt (and without one)."""
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,10 +15,12 @@ from typing import Any
 import httpx
 import pytest
 from tests.conftest import Person, Server
+from tests.packages import reaches_path
 from tests.server.geodata import make_geotiff, new_workspace, share, upload, wait_all, wait_process
 from tests.server.snap import graph, hide_gpt, install_gpt
 
 from wasdi_sdk.catalog import ENDPOINTS, Endpoint
+from wasdi_server.management import channel
 from wasdi_server.services.snap_graphs import MAX_GRAPH_BYTES
 
 BASE = "http://testserver"
@@ -536,17 +542,18 @@ def test_stopping_a_run_kills_gpt(server: Server, http: httpx.Client, alice: Per
     import os
     import time
 
-    marker = tmp_path / "gpt.pid"
+    # The box lets gpt write only the workspace's folder: it tells its pid on its output, which is the run log.
     install_gpt(tmp_path / "bin", monkeypatch, "#!{python}\nimport os, time\n"
-                                               f"open({str(marker)!r}, 'w').write(str(os.getpid()))\n"
-                                               "print('working', flush=True)\ntime.sleep(60)\n")
+                                               "print(f'working pid={{os.getpid()}}', flush=True)\ntime.sleep(60)\n")
     wid = create(server, http, alice, "stoppable")
     answer = run(http, alice, input_ws, {"workflowId": wid, "inputFileNames": ["scene.tif"]})
     deadline = time.monotonic() + 20
-    while not marker.exists() or not marker.read_text():
+    pid = 0
+    while not pid:
         assert time.monotonic() < deadline, "gpt never started"
+        rows = server.services.process_logs.logs.read(answer["stringValue"])
+        pid = next((int(r["logRow"].split("pid=")[1]) for r in rows if "pid=" in r["logRow"]), 0)
         time.sleep(0.05)
-    pid = int(marker.read_text())
     r = http.get("/process/delete", params={"procws": answer["stringValue"]}, headers=hdr(alice))
     assert r.status_code == 200, r.text
     assert wait_process(server, answer["stringValue"])["status"] == "STOPPED"
@@ -558,6 +565,61 @@ def test_stopping_a_run_kills_gpt(server: Server, http: httpx.Client, alice: Per
             break
         assert time.monotonic() < deadline, "gpt still runs after the stop"
         time.sleep(0.05)
+
+
+HOSTILE_GPT = """#!{python}
+import json, os, shutil, sys, xml.etree.ElementTree as ET
+from pathlib import Path
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import reaches
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "targets.json")) as handle:
+    results = reaches.attempt_all(json.load(handle))
+root = ET.parse(sys.argv[1]).getroot()
+nodes = root.findall("node")
+source = Path(next(n for n in nodes if n.findtext("operator") == "Read").findtext("parameters/file"))
+target = Path(next(n for n in nodes if n.findtext("operator") == "Write").findtext("parameters/file"))
+results["read its input"] = "allowed" if source.read_bytes() else "empty"
+target.write_text(json.dumps(results))
+"""
+
+
+def test_a_gpt_that_tries_every_reach_is_refused_all_but_its_own_files(
+        server: Server, http: httpx.Client, alice: Person, bob: Person, input_ws: str, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A graph names files, and gpt is a program of its own: it runs in the box like an app."""
+    admin = channel.AdminChannel(server.services)
+    assert admin.start()
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    bobs = new_workspace(server, bob, "bobs")
+    bob_folder = server.services.workspaces.folder(server.services.workspaces.load(bobs))
+    bob_folder.mkdir(parents=True, exist_ok=True)
+    (bob_folder / "secret.tif").write_text("bob's")
+    data = server.settings.data_dir
+    targets = {"server_pid": os.getpid(), "store_file": str(next((data / "db").glob("*.json"))),
+               "other_file": str(bob_folder / "secret.tif"), "other_folder": str(bob_folder),
+               "owner_folder": str(server.settings.files_root / alice.user_id), "above": str(data.parent),
+               "admin_socket": str(channel.socket_path(data)), "admin_key": str(channel.key_path(data)),
+               "other_port": listener.getsockname()[1]}
+    gpt = install_gpt(tmp_path / "snap" / "bin", monkeypatch, HOSTILE_GPT)
+    shutil.copy(reaches_path(), gpt.parent / "reaches.py")
+    (gpt.parent / "targets.json").write_text(json.dumps(targets))
+    try:
+        wid = create(server, http, alice, "hostile")
+        answer = run(http, alice, input_ws, {"workflowId": wid, "inputFileNames": ["scene.tif"]})
+        record = wait_process(server, answer["stringValue"])
+    finally:
+        admin.stop()
+        listener.close()
+    lines = [row["logRow"] for row in server.services.process_logs.logs.read(answer["stringValue"])]
+    assert record["status"] == "DONE", lines
+    output = server.services.workspaces.folder(server.services.workspaces.load(input_ws)) / "scene_hostile.tif"
+    results = json.loads(output.read_text())
+    assert results.pop("read its input") == "allowed"
+    for attempt, outcome in results.items():
+        assert outcome.startswith("refused"), (attempt, outcome)
+    assert not list(data.parent.rglob("planted-by-intruder.txt"))
 
 
 class Crash(Exception):

@@ -13,17 +13,17 @@ from pathlib import Path
 import pytest
 
 import wasdi_server.store.tinydb_store as tinydb_store
-from wasdi_server.store import ENGINES, EngineStore, SQLiteStore, open_store
+from wasdi_server.store import ENGINES, SQLiteStore, Store, open_shared_store, open_store
 
 
-@pytest.fixture(params=list(ENGINES))
+@pytest.fixture(params=[*ENGINES, "postgresql"])
 def engine(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
 @pytest.fixture
-def store(tmp_path: Path, engine: str) -> Iterator[EngineStore]:
-    s = open_store(tmp_path, engine)
+def store(tmp_path: Path, engine: str, request: pytest.FixtureRequest) -> Iterator[Store]:
+    s = open_shared_store(request.getfixturevalue("pg_url")) if engine == "postgresql" else open_store(tmp_path, engine)
     yield s
     s.close()
 
@@ -33,6 +33,7 @@ def contents(tmp_path: Path, engine: str) -> dict[str, list[dict]]:
         return {name: s.declare(name, "id").all() for name in ("workspaces", "sharings")}
 
 
+@pytest.mark.parametrize("engine", list(ENGINES))
 def test_atomic_commits_every_write_or_none(tmp_path: Path, engine: str, monkeypatch: pytest.MonkeyPatch) -> None:
     s = open_store(tmp_path, engine)
     workspaces, sharings = s.declare("workspaces", "id"), s.declare("sharings", "id", ["ws"])
@@ -67,7 +68,7 @@ def test_atomic_commits_every_write_or_none(tmp_path: Path, engine: str, monkeyp
     assert contents(tmp_path, engine) == {"workspaces": [{"id": "w3"}], "sharings": []}
 
 
-def test_atomic_block_excludes_other_writers_of_its_collections(store: EngineStore) -> None:
+def test_atomic_block_excludes_other_writers_of_its_collections(store: Store) -> None:
     items = store.declare("items", "id")
     items.insert({"id": "a", "n": 0})
     wrote = threading.Event()
@@ -134,7 +135,7 @@ def test_full_sqlite_database_keeps_the_store_consistent(tmp_path: Path) -> None
         assert db.execute('SELECT key, "f_kind" FROM "c_items" ORDER BY id').fetchall() == [("a", "x"), ("b", "y")]
 
 
-def test_indexed_finds_agree_with_a_scan(store: EngineStore) -> None:
+def test_indexed_finds_agree_with_a_scan(store: Store) -> None:
     records = store.declare("records", "id", ["ws", "tags"])
     for i in range(60):
         records.insert({"id": f"r{i}", "ws": f"w{i % 4}", "tags": ["a"] if i % 2 else None, "n": i})
@@ -156,7 +157,7 @@ def test_indexed_finds_agree_with_a_scan(store: EngineStore) -> None:
     assert store.declare("records", "id", ["n"]).find(n=4) == [records.get("r4")] != [None]  # indexed later
 
 
-def test_8_threads_x_500_updates_of_shared_records_lose_none(store: EngineStore) -> None:
+def test_8_threads_x_500_updates_of_shared_records_lose_none(store: Store) -> None:
     counters = store.declare("counters", "id")
     for c in range(4):
         counters.insert({"id": f"c{c}", "value": 0})

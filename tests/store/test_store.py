@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,10 +16,13 @@ from wasdi_server.store import (
     EngineStore,
     Store,
     StoreCorruptError,
+    open_shared_store,
     open_store,
 )
 
-ENGINE_NAMES = ["tinydb", "sqlite"]
+EMBEDDED = ["tinydb", "sqlite"]
+ENGINE_NAMES = [*EMBEDDED, "postgresql"]
+"""The shared suite runs on every engine; the tests of files on disk on the embedded ones only."""
 
 
 @pytest.fixture(params=ENGINE_NAMES)
@@ -27,15 +30,27 @@ def engine(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
+Opener = Callable[[], Any]
+
+
 @pytest.fixture
-def store(tmp_path: Path, engine: str) -> Iterator[EngineStore]:
-    s = open_store(tmp_path, engine)
+def opener(tmp_path: Path, engine: str, request: pytest.FixtureRequest) -> Opener:
+    """Opens the engine's store (again): the data directory's, or the test's PostgreSQL database."""
+    if engine == "postgresql":
+        url = request.getfixturevalue("pg_url")
+        return lambda: open_shared_store(url)
+    return lambda: open_store(tmp_path, engine)
+
+
+@pytest.fixture
+def store(opener: Opener) -> Iterator[Store]:
+    s = opener()
     yield s
     s.close()
 
 
 @pytest.fixture
-def users(store: EngineStore) -> Collection:
+def users(store: Store) -> Collection:
     c = store.declare("users", "user_id")
     for i, role in enumerate(["admin", "user", "user"]):
         c.insert({"user_id": f"u{i}", "role": role, "n": i, "tags": ["x"]})
@@ -46,7 +61,7 @@ def keys(docs: list[dict]) -> list[str]:
     return [d["user_id"] for d in docs]
 
 
-def test_store_satisfies_protocols(store: EngineStore) -> None:
+def test_store_satisfies_protocols(store: Store) -> None:
     s: Store = store
     c: Collection = s.declare("users", "user_id")
     assert s.collection("users") is c
@@ -134,6 +149,7 @@ def count_commits(store: EngineStore, monkeypatch: pytest.MonkeyPatch) -> list[i
     return writes
 
 
+@pytest.mark.parametrize("engine", EMBEDDED)
 def test_where_methods_write_once(store: EngineStore, users: Collection, monkeypatch: pytest.MonkeyPatch) -> None:
     writes = count_commits(store, monkeypatch)
     assert users.update_where({"role": "staff", "tags": []}, role="user") == 2
@@ -181,8 +197,8 @@ def test_transaction_is_reentrant_and_excludes_other_threads(users: Collection) 
     assert done.is_set() and users.get("t") is not None and users.get("u0")["n"] == 100  # type: ignore[index]
 
 
-def test_data_survives_reopening(tmp_path: Path, engine: str) -> None:
-    with open_store(tmp_path, engine) as s:
+def test_data_survives_reopening(tmp_path: Path, engine: str, opener: Opener) -> None:
+    with opener() as s:
         c = s.declare("jobs", "id")
         c.insert({"id": "a", "v": [1]})
         c.insert({"id": "b"})
@@ -191,16 +207,16 @@ def test_data_survives_reopening(tmp_path: Path, engine: str) -> None:
         c.insert({"id": "c"})
     if engine == "tinydb":
         assert (tmp_path / "db" / "jobs.json").is_file()
-    with open_store(tmp_path, engine) as s:
+    with opener() as s:
         c = s.declare("jobs", "id")
         assert c.all() == [{"id": "a", "v": [2]}, {"id": "c"}]
         c.insert({"id": "d"})  # doc ids continue correctly after reopening
         assert [d["id"] for d in c.all()] == ["a", "c", "d"]
 
 
-def test_threads_lose_nothing(tmp_path: Path, engine: str) -> None:
+def test_threads_lose_nothing(opener: Opener) -> None:
     threads_n, per_thread = 8, 100
-    with open_store(tmp_path, engine) as s:
+    with opener() as s:
         items = s.declare("items", "id")
         counters = s.declare("counters", "name")
         counters.insert({"name": "hits", "value": 0})
@@ -229,11 +245,12 @@ def test_threads_lose_nothing(tmp_path: Path, engine: str) -> None:
         expected = {f"{t}-{i}" for t in range(threads_n) for i in range(per_thread)}
         assert {d["id"] for d in items.all()} == expected
         assert counters.get("hits")["value"] == threads_n * per_thread  # type: ignore[index]
-    with open_store(tmp_path, engine) as s:
+    with opener() as s:
         assert {d["id"] for d in s.declare("items", "id").all()} == expected
         assert s.declare("counters", "name").get("hits")["value"] == threads_n * per_thread  # type: ignore[index]
 
 
+@pytest.mark.parametrize("engine", EMBEDDED)
 def test_failed_write_shows_in_neither_memory_nor_disk(
     tmp_path: Path, engine: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -306,6 +323,7 @@ def _lose(tmp_path: Path, engine: str, how: str) -> Path:
     return target
 
 
+@pytest.mark.parametrize("engine", EMBEDDED)
 @pytest.mark.parametrize("how", ["emptied", "removed"])
 def test_a_lost_collection_file_is_refused_not_served_empty(tmp_path: Path, engine: str, how: str) -> None:
     target = _lose(tmp_path, engine, how)
@@ -318,9 +336,9 @@ def test_a_lost_collection_file_is_refused_not_served_empty(tmp_path: Path, engi
     assert target.exists() == (how == "emptied")  # nothing was recreated in its place
 
 
-def test_new_data_directories_and_new_collections_need_no_file(tmp_path: Path, engine: str) -> None:
-    with open_store(tmp_path, engine) as s:
+def test_new_data_directories_and_new_collections_need_no_file(opener: Opener) -> None:
+    with opener() as s:
         s.declare("users", "user_id").insert({"user_id": "a"})
-    with open_store(tmp_path, engine) as s:  # a collection a newer version adds
+    with opener() as s:  # a collection a newer version adds
         assert s.declare("brand_new", "key").all() == []
         assert [d["user_id"] for d in s.declare("users", "user_id").all()] == ["a"]

@@ -40,6 +40,8 @@ SHOW_FIELDS = (
     ("price per km²", lambda d: d.square_kilometer_price),
     ("area parameter", lambda d: d.area_parameter_name),
     ("categories", lambda d: ", ".join(d.category_names or [])),
+    ("a run reaches", lambda d: {"workspace": "its own workspace", "account": "its caller's whole account"}
+     .get(d.run_scope or "", d.run_scope)),
     ("in the store", lambda d: d.show_in_store),
     ("link", lambda d: d.link),
     ("e-mail", lambda d: d.email),

@@ -21,6 +21,8 @@ from .._base_client import (
     DEFAULT_BASE_URL,
     DEFAULT_MAX_RETRIES,
     DEFAULT_TIMEOUT,
+    MAIN_NODE,
+    MAX_REMEMBERED,
     RETRY_STATUSES,
     SESSION_HEADER,
     FileInput,
@@ -29,6 +31,7 @@ from .._base_client import (
     parse_response,
 )
 from ..catalog import Auth, BodyKind, Endpoint, ParamType, endpoint
+from ..catalog.placement import PROCESS_NODE, WORKSPACE_NODE
 
 
 class AsyncBaseClient:
@@ -53,13 +56,67 @@ class AsyncBaseClient:
         self._owns_http_client = http_client is None
         self._http = http_client or httpx.AsyncClient(timeout=self.timeout)
         self._default_headers = dict(default_headers or {})
+        self._workspace_urls: dict[str, str] = {}
+        self._process_urls: dict[str, str] = {}
+
+    async def workspace_url(self, workspace_id: str) -> str:
+        """The base URL of the node that holds ``workspace_id`` (its ``apiUrl``; the configured base URL for the
+        main node's workspaces, or when it cannot be read), asked once per workspace."""
+        known = self._workspace_urls.get(workspace_id)
+        if known is not None:
+            return known
+        url = self.base_url
+        try:
+            editor = await self.call("workspaces.get", query={"workspace": workspace_id})
+        except exc.WasdiError:
+            return url
+        api_url = str(getattr(editor, "api_url", "") or "").rstrip("/")
+        if api_url and getattr(editor, "node_code", None) not in (None, "", MAIN_NODE):
+            url = api_url
+        return self._remember(self._workspace_urls, workspace_id, url)
+
+    @staticmethod
+    def _remember(memory: dict[str, str], key: str, url: str) -> str:
+        memory[key] = url
+        if len(memory) > MAX_REMEMBERED:
+            memory.pop(next(iter(memory)))
+        return url
+
+    async def _base_for(self, ep: Endpoint, query: Mapping[str, Any], body: Any) -> str:
+        """Where ``ep`` runs: the node of the workspace or process it names (``catalog.placement``), else the
+        configured base URL, as the official library and the web client send them."""
+        places = WORKSPACE_NODE.get(ep.name)
+        for place in places or ():
+            if place.startswith("body:"):
+                from ..models import WasdiModel
+
+                wire = body.to_wire() if isinstance(body, WasdiModel) else body
+                value = wire.get(place.removeprefix("body:")) if isinstance(wire, dict) else None
+            else:
+                value = query.get(place)
+            if value:
+                return await self.workspace_url(str(value))
+        process_param = PROCESS_NODE.get(ep.name)
+        if process_param and query.get(process_param):
+            return self._process_urls.get(str(query[process_param]), self.base_url)
+        return self.base_url
+
+    def _learn(self, ep: Endpoint, base: str, result: Any) -> None:
+        """Remember the node of the processes a node's answer names, for the calls about them that follow."""
+        if base == self.base_url or ep.name not in WORKSPACE_NODE:
+            return
+        for item in result if isinstance(result, list) else [result]:
+            for name in ("processing_identifier", "process_obj_id", "string_value"):
+                value = getattr(item, name, None)
+                if isinstance(value, str) and value and (value not in ("DONE", "ERROR")):
+                    self._remember(self._process_urls, value, base)
 
     async def close(self) -> None:
         """Close the HTTP client if this client created it."""
         if self._owns_http_client:
             await self._http.aclose()
 
-    def build_request(
+    async def build_request(
         self,
         ep: Endpoint,
         *,
@@ -70,8 +127,9 @@ class AsyncBaseClient:
         extra_headers: Mapping[str, str] | None = None,
         extra_query: Mapping[str, Any] | None = None,
         timeout: float | httpx.Timeout | None = None,
+        base: str | None = None,
     ) -> httpx.Request:
-        """The ``httpx.Request`` for calling ``ep`` with these arguments."""
+        """The ``httpx.Request`` for calling ``ep`` with these arguments (at ``base``: where ``ep`` runs)."""
         url_path = ep.path
         for name in ep.path_params:
             value = (path or {}).get(name)
@@ -113,9 +171,10 @@ class AsyncBaseClient:
         elif kind is BodyKind.MULTIPART:
             send_files = dict(files or {})
         headers.update(extra_headers or {})
+        base = base or await self._base_for(ep, dict(query or {}), body)
         return self._http.build_request(
             ep.method,
-            self.base_url + url_path,
+            base + url_path,
             params=params,
             headers=headers,
             content=content,
@@ -138,7 +197,8 @@ class AsyncBaseClient:
                     raise exc.APITimeoutError(f"{ep.method} {ep.path} timed out") from e
             except httpx.TransportError as e:
                 if last:
-                    raise exc.APIConnectionError(f"cannot reach {self.base_url}: {e}") from e
+                    where = f"{request.url.scheme}://{request.url.netloc.decode()}"
+                    raise exc.APIConnectionError(f"cannot reach {where}: {e}") from e
             else:
                 if response.status_code not in RETRY_STATUSES or last:
                     return response
@@ -165,7 +225,8 @@ class AsyncBaseClient:
     ) -> Any:
         """Call the catalogue endpoint ``name`` and return its parsed result (or raise)."""
         ep = endpoint(name)
-        request = self.build_request(
+        base = await self._base_for(ep, dict(query or {}), body)
+        request = await self.build_request(
             ep,
             query=query,
             path=path,
@@ -174,11 +235,14 @@ class AsyncBaseClient:
             extra_headers=extra_headers,
             extra_query=extra_query,
             timeout=timeout,
+            base=base,
         )
         response = await self.send(ep, request)
         if raw:
             return RawResponse(response, lambda: parse_response(ep, response))
-        return parse_response(ep, response)
+        result = parse_response(ep, response)
+        self._learn(ep, base, result)
+        return result
 
     async def stream(
         self,
@@ -191,7 +255,7 @@ class AsyncBaseClient:
     ) -> httpx.Response:
         """Open a streamed download; the caller must close the response.  Failures raise."""
         ep = endpoint(name)
-        request = self.build_request(
+        request = await self.build_request(
             ep, query=query, extra_headers=extra_headers, extra_query=extra_query, timeout=timeout
         )
         response = await self.send(ep, request, stream=True)

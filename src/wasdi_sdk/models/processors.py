@@ -102,6 +102,9 @@ class AppDetailViewModel(WasdiModel):
     user_runs: int | None = None
     logo: str | None = None
     read_only: bool | None = None
+    run_scope: str | None = None
+    """What the session of a run of the app reaches on this server: ``workspace`` (the run's own workspace)
+    or ``account`` (its caller's whole account, for apps the operator allowed)."""
 
 
 class RunningProcessorViewModel(WasdiModel):

@@ -12,6 +12,7 @@ from wasdi_sdk.models import (
     SuccessResponse,
 )
 
+from ..nodes.merges import active_run
 from .framework import Call, handles
 
 
@@ -84,7 +85,10 @@ def confirm_app_payment(call: Call) -> str:
 
 @handles("processors.is_app_purchased")
 def is_app_purchased(call: Call) -> bool:
-    return call.services.app_payments.is_purchased(call.caller, call.params["processor"])
+    purchased = call.services.app_payments.is_purchased(call.caller, call.params["processor"])
+    # A paid run may be waiting to start on a compute node: then the payment is taken (gaps §9).
+    return purchased and not (call.services.app_payments.has_unused_payment(call.caller, call.params["processor"])
+                              and call.services.merges.user_runs_elsewhere(call, active_run))
 
 
 @handles("processors.get_app_payment")

@@ -77,14 +77,16 @@ def parse_multipart_fields(req: falcon.Request, limit: int) -> dict[str, str]:
     return fields
 
 
-def parse_body(ep: Endpoint, req: falcon.Request, limit: int, max_depth: int) -> Any:
-    """The body of ``req`` as ``ep`` declares it (a model, a list, text or form fields), or ``None``."""
+def parse_body(ep: Endpoint, req: falcon.Request, limit: int, max_depth: int, raw: bytes | None = None) -> Any:
+    """The body of ``req`` (or ``raw``, when it was read already) as ``ep`` declares it (a model, a list, text
+    or form fields), or ``None``."""
     kind = ep.body.kind
     if kind is BodyKind.NONE or kind is BodyKind.MULTIPART:
         return None
     if kind is BodyKind.FORM and (req.content_type or "").startswith("multipart/form-data"):
         return parse_multipart_fields(req, limit)
-    raw = read_limited(req, limit)
+    if raw is None:
+        raw = read_limited(req, limit)
     if kind is BodyKind.TEXT:
         try:
             text = raw.decode("utf-8")

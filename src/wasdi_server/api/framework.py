@@ -8,6 +8,7 @@ responses or build failure bodies.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -19,9 +20,11 @@ from falcon import uri
 from wasdi_sdk.catalog import BY_NAME, Auth, Endpoint, Param, ParamType
 
 from ..errors import BadRequest, DomainError, ServerFailure, Unauthorized
+from ..services import run_scope
+from ..store import StoreUnavailableError
 from .answer_cache import AnswerCache, answer_key
 from .answers import Answer, failure, success
-from .bodies import parse_body
+from .bodies import parse_body, read_limited
 
 if TYPE_CHECKING:
     from ..services import Services
@@ -52,7 +55,11 @@ class Call:
     path: dict[str, str]
     extra: dict[str, list[str]] = field(default_factory=dict)
     """Query parameters the catalogue does not declare (raw values)."""
+    scope: dict[str, Any] | None = None
+    """The scope of an app run's session (``services.run_scope``); ``None`` for a whole account."""
     _body: Any = field(default=_UNREAD, repr=False)
+    raw_body: bytes | None = field(default=None, repr=False)
+    """The body's bytes, when something read them before the handler (``body_json``)."""
 
     @property
     def body(self) -> Any:
@@ -63,8 +70,18 @@ class Call:
         if self._body is _UNREAD:
             settings = self.services.settings
             self._body = parse_body(self.endpoint, self.request, settings.max_json_body_bytes,
-                                    settings.max_json_depth)
+                                    settings.max_json_depth, self.raw_body)
         return self._body
+
+    def body_json(self) -> Any:
+        """The body as plain JSON (``None`` when it is not JSON), keeping its bytes for ``body`` and for a
+        node this call may be forwarded to."""
+        if self.raw_body is None:
+            self.raw_body = read_limited(self.request, self.services.settings.max_json_body_bytes)
+        try:
+            return json.loads(self.raw_body) if self.raw_body.strip() else None
+        except ValueError:
+            return None
 
     def as_sent(self, name: str) -> Any:
         """Parameter ``name`` as the client sent it, an empty value included (which the parsed ``params``
@@ -199,10 +216,19 @@ class EndpointResource:
         ep, handler = entry
         try:
             call = self.parse(ep, req, path)
-            cached_by = CACHED_BY.get(ep.name)
-            answer = self.cached(ep, handler, call, cached_by) if cached_by else success(ep, handler(call))
+            forwarder = self.services.forwarder
+            node = forwarder.node_of(call) if forwarder is not None else None
+            if forwarder is not None and node is not None:  # it runs on its workspace's node (nodes/forwarding.py)
+                answer = forwarder.relay(call, node)
+            else:
+                # A run's narrowed answers are neither served from nor kept in its caller's cache.
+                cached_by = CACHED_BY.get(ep.name) if call.scope is None else None
+                answer = self.cached(ep, handler, call, cached_by) if cached_by else success(ep, handler(call))
         except DomainError as error:
             answer = failure(ep, error)
+        except StoreUnavailableError as error:  # the shared database is down or restarting: no traceback
+            log.warning("%s %s: %s", ep.method, ep.path, error)
+            answer = failure(ep, ServerFailure("the database is not reachable now; try again in a moment"))
         except Exception:
             log.exception("unexpected failure in %s %s", ep.method, ep.path)
             answer = failure(ep, ServerFailure("internal error"))
@@ -225,15 +251,21 @@ class EndpointResource:
         occurrences = split_query(req.query_string)
         user = None
         session_id = None
+        scope = None
         if ep.auth is not Auth.PUBLIC:
             session_id = req.get_header(SESSION_HEADER) or None
             if session_id is None and ep.auth is Auth.TOKEN:
                 session_id = (occurrences.get("token") or [""])[0] or None
-            user = self.services.sessions.resolve(session_id)
-            if user is None:
+            found = self.services.sessions.resolve_scoped(session_id)
+            if found is None:
                 raise Unauthorized("MSG_ERROR_INVALID_SESSION")
+            user, scope = found
         params = parse_query(ep, occurrences, self.services.settings.max_param_length) if ep.query else {}
-        return Call(ep, self.services, req, user, session_id, params, path, occurrences)
+        call = Call(ep, self.services, req, user, session_id, params, path, occurrences, scope=scope)
+        if scope is not None:
+            body = call.body if ep.name in run_scope.BODY_WORKSPACE else None
+            run_scope.check(self.services, ep.name, params, body, scope)
+        return call
 
 
 def write_answer(resp: falcon.Response, answer: Answer) -> None:

@@ -31,6 +31,8 @@ def manager_version(call: Call) -> PackageManagerViewModel | Answer:
 def update_environment(call: Call) -> None:
     p = call.params
     call.services.app_environments.queue_update(call.caller, p["processorId"], p["workspace"], p["updateCommand"])
+    call.services.propagation.app_environment_updated(call.caller.user_id, p["processorId"], p["workspace"] or "",
+                                                      p["updateCommand"] or "")
 
 
 @handles("package_manager.reset_actions")

@@ -63,14 +63,15 @@ def last_by_user(call: Call) -> list[ProcessWorkspaceViewModel]:
 @handles("processes.list_by_app")
 def list_by_app(call: Call) -> list[ProcessHistoryViewModel]:
     rows = call.services.process_stats.history(call.caller, call.params["processorName"])
-    return [ProcessHistoryViewModel.model_validate(row) for row in rows]
+    return [ProcessHistoryViewModel.model_validate(row) for row in call.services.merges.history(call, rows)]
 
 
 @handles("processes.app_stats")
 def app_stats(call: Call) -> AppStatsViewModel:
     # the statistics of an app are for those who may read it (deny by default: a private app's are not public)
     name = str(call.services.apps.readable_by_name(call.caller, call.params["processorName"])["name"])
-    return AppStatsViewModel.model_validate(call.services.process_stats.app_stats(name))
+    stats = call.services.merges.app_stats(call, call.services.process_stats.app_stats(name))
+    return AppStatsViewModel.model_validate(stats)
 
 
 @handles("processes.summary")
@@ -142,30 +143,35 @@ def get_params(call: Call) -> Any:
 @handles("processes.running_time_by_user")
 def running_time_by_user(call: Call) -> int:
     p = call.params
-    return call.services.process_stats.running_time_of(call.caller, p["userId"], p["dateFrom"], p["dateTo"])
+    local = call.services.process_stats.running_time_of(call.caller, p["userId"], p["dateFrom"], p["dateTo"])
+    return call.services.merges.total(call, local)
 
 
 @handles("processes.running_time_by_subscription")
 def running_time_by_subscription(call: Call) -> dict[str, dict[str, int]]:
-    return call.services.process_stats.by_subscription(call.caller)
+    return call.services.merges.by_subscription(call, call.services.process_stats.by_subscription(call.caller))
 
 
 @handles("processes.running_time_by_project")
 def running_time_by_project(call: Call) -> list[ComputingTimeViewModel]:
     rows = call.services.process_stats.computing_times(call.caller, only_caller=False)
-    return [ComputingTimeViewModel.model_validate(row) for row in rows]
+    return [ComputingTimeViewModel.model_validate(row) for row in call.services.merges.computing_times(call, rows)]
 
 
 @handles("processes.my_running_time_by_project")
 def my_running_time_by_project(call: Call) -> list[ComputingTimeViewModel]:
     rows = call.services.process_stats.computing_times(call.caller, only_caller=True)
-    return [ComputingTimeViewModel.model_validate(row) for row in rows]
+    return [ComputingTimeViewModel.model_validate(row) for row in call.services.merges.computing_times(call, rows)]
 
 
 # -- queues and nodes --------------------------------------------------------------------------------
 @handles("processes.queues_status")
 def queues_status(call: Call) -> list[ProcessWorkspaceAggregatedViewModel]:
-    rows = call.services.process_stats.queues(call.params["nodeCode"], call.params["statuses"])
+    code = call.params["nodeCode"]
+    if code and code != call.services.identity.code and call.services.identity.in_deployment:
+        return [ProcessWorkspaceAggregatedViewModel.model_validate(row)
+                for row in call.services.merges.from_node(call, code) or []]
+    rows = call.services.process_stats.queues(code, call.params["statuses"])
     return [ProcessWorkspaceAggregatedViewModel.model_validate(row) for row in rows]
 
 

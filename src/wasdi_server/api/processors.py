@@ -66,16 +66,20 @@ def update_app_files(call: Call) -> None:
     staging = call.services.settings.apps_root / ".incoming"
     with receive_file(call, "file", call.services.settings.apps_max_zip_bytes, staging) as received:
         apps.update_files(call.caller, p["processorId"], p["workspace"], received.path, received.filename)
+        call.services.propagation.app_files_updated(call.caller.user_id, p["processorId"], received.path,
+                                                    received.filename)
 
 
 @handles("processors.redeploy")
 def redeploy_app(call: Call) -> None:
     call.services.apps.redeploy(call.caller, call.params["processorId"], call.params["workspace"])
+    call.services.propagation.app_redeployed(call.caller.user_id, call.params["processorId"])
 
 
 @handles("processors.update_libraries")
 def update_app_library(call: Call) -> None:
     call.services.apps.update_library(call.caller, call.params["processorId"], call.params["workspace"])
+    call.services.propagation.app_library_updated(call.caller.user_id, call.params["processorId"])
 
 
 @handles("processors.clear_build_flag")
@@ -85,12 +89,17 @@ def clear_build_flag(call: Call) -> None:
 
 @handles("processors.delete")
 def delete_app(call: Call) -> None:
-    call.services.apps.delete(call.caller, call.params["processorId"])
+    apps = call.services.apps
+    doc = apps.records.get(call.params["processorId"])
+    apps.delete(call.caller, call.params["processorId"])
+    if doc is not None and apps.records.get(doc["processorId"]) is None:  # the app went, not just a sharing
+        call.services.propagation.app_deleted(call.caller.user_id, doc)
 
 
 @handles("processors.node_delete")
 def node_delete_app(call: Call) -> None:
-    call.services.apps.node_delete(call.caller, call.params["processorId"], call.params["processorName"])
+    p = call.params
+    call.services.apps.node_delete(call.caller, p["processorId"], p["processorName"], p["processorType"])
 
 
 @handles("processors.help")

@@ -44,16 +44,18 @@ def upload_style(call: Call) -> PrimitiveResult:
 def update_style_file(call: Call) -> None:
     p = call.params
     styles = call.services.styles
-    styles.writable_file(call.caller, p["styleId"])
+    doc = styles.writable_file(call.caller, p["styleId"])
     with receive_file(call, "file", MAX_STYLE_BYTES, styles.staging) as received:
         if not p["zipped"]:
             styles.replace_file(call.caller, p["styleId"], received.path)
-            return
-        sld = styles.sld_from_zip(received.path)
-        try:
-            styles.replace_file(call.caller, p["styleId"], sld)
-        finally:
-            sld.unlink(missing_ok=True)
+        else:
+            sld = styles.sld_from_zip(received.path)
+            try:
+                styles.replace_file(call.caller, p["styleId"], sld)
+            finally:
+                sld.unlink(missing_ok=True)
+    path = styles.sld_path(doc["name"])
+    call.services.propagation.style_file_updated(call.caller.user_id, doc["styleId"], path, path.name)
 
 
 @handles("styles.update_xml")
@@ -91,7 +93,11 @@ def list_styles(call: Call) -> list[StyleViewModel]:
 
 @handles("styles.delete")
 def delete_style(call: Call) -> None:
-    call.services.styles.delete(call.caller, call.params["styleId"])
+    styles = call.services.styles
+    doc = styles.get(call.params["styleId"])
+    styles.delete(call.caller, call.params["styleId"])
+    if doc is not None and styles.get(doc["styleId"]) is None:  # the style went, not just a sharing
+        call.services.propagation.style_deleted(call.caller.user_id, doc)
 
 
 @handles("styles.node_delete")

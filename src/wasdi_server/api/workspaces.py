@@ -15,8 +15,10 @@ from .framework import Call, handles
 
 @handles("workspaces.list", cached_by=("workspaces", "sharings", "nodes"))
 def list_workspaces(call: Call) -> list[WorkspaceListInfoViewModel]:
-    return [WorkspaceListInfoViewModel.model_validate(d)
-            for d in call.services.workspaces.list_for(call.caller)]
+    # An app run's session sees its own workspace only (services.run_scope).
+    only = call.scope.get("workspaceId") if call.scope is not None else None
+    return [WorkspaceListInfoViewModel.model_validate(d) for d in call.services.workspaces.list_for(call.caller)
+            if only is None or d.get("workspaceId") == only]
 
 
 @handles("workspaces.get")

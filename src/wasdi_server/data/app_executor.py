@@ -10,6 +10,7 @@ library and ``wasdi``.
 """
 
 import contextlib
+import errno
 import importlib
 import io
 import os
@@ -18,6 +19,27 @@ import traceback
 
 FINAL = {"DONE", "ERROR", "STOPPED"}
 POLLING_SECONDS = 0.5
+LIMITS = {
+    errno.EFBIG: "the app passed the limit on the size of a file written (app_max_file_mb)",
+    errno.EMFILE: "the app passed the limit on open files (app_max_open_files)",
+    errno.EAGAIN: "the app could not start a process or thread: it passed the limit on processes and threads "
+                  "(app_max_processes)",
+}
+"""What a failure caused by a limit of the server's box says (the server names the limits it sees itself)."""
+
+
+def limit_passed(error: BaseException) -> str | None:
+    """The sentence naming the box limit behind ``error``, if one is."""
+    seen = 0
+    current: BaseException | None = error
+    while current is not None and seen < 20:
+        if isinstance(current, MemoryError):
+            return "the app ran out of memory: it passed the memory limit of its run (app_memory_mb)"
+        if isinstance(current, OSError) and current.errno in LIMITS:
+            return LIMITS[current.errno]
+        current = current.__cause__ or current.__context__
+        seen += 1
+    return None
 
 
 def _start_library():
@@ -67,8 +89,11 @@ def main() -> int:
         if e.code not in (None, 0):
             print(f"the app exited with code {e.code}", file=sys.stderr)
             outcome = "ERROR"
-    except BaseException:
+    except BaseException as e:
         traceback.print_exc()
+        limit = limit_passed(e)
+        if limit:
+            print(limit, file=sys.stderr)
         outcome = "ERROR"
     sys.stdout.flush()
     sys.stderr.flush()

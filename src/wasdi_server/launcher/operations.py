@@ -5,12 +5,14 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import subprocess
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING, Any
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from .box import Box, Job, Outcome
+from .box.box import TRAMPOLINE
 
 if TYPE_CHECKING:
     from ..services import Services
@@ -39,7 +41,6 @@ class OperationContext:
     record: dict[str, Any]
     services: Services
     stop_event: threading.Event = field(default_factory=threading.Event)
-    children: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
     @property
     def process_id(self) -> str:
@@ -72,88 +73,50 @@ class OperationContext:
     def set_payload(self, payload: str) -> None:
         self.services.processes.update(self.process_id, {"payload": payload})
 
-    def run(self, command: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | None = None,
-            timeout: float | None = None, on_output: Callable[[str], None] | None = None) -> int:
-        """Run a subprocess in its own process group (so a stop kills its whole tree); its exit code.
+    def run(self, job: Job, *, timeout: float | None = None,
+            on_output: Callable[[str], None] | None = None) -> Outcome:
+        """Run ``job`` in the box to its end (the only way an operation starts other people's code).
 
-        A stop request or ``timeout`` seconds of running kill the group; the first raises
-        ``OperationStopped``, the second ``OperationTimedOut``.  With ``on_output`` the child's stdout and
-        stderr (merged) are handed over line by line as they arrive.
-        """
-        capture = on_output is not None
-        child = subprocess.Popen(list(command), env=dict(env) if env is not None else None, cwd=cwd,
-                                 start_new_session=True, stdin=subprocess.DEVNULL,
-                                 stdout=subprocess.PIPE if capture else None,
-                                 stderr=subprocess.STDOUT if capture else None)
-        reader = None
-        if on_output is not None and child.stdout is not None:
-            reader = threading.Thread(target=_pump, args=(child.stdout, on_output), daemon=True,
-                                      name=f"out-{child.pid}")
-            reader.start()
-        self.children.append(child)
-        self.services.processes.update(self.process_id, {"pid": child.pid})
-        deadline = None if timeout is None or timeout <= 0 else time.monotonic() + timeout
-        try:
-            while True:
-                try:
-                    return child.wait(timeout=0.1)
-                except subprocess.TimeoutExpired:
-                    if self.stop_event.is_set():
-                        kill_group(child.pid, child=child)
-                        raise OperationStopped(self.process_id) from None
-                    if deadline is not None and time.monotonic() >= deadline:
-                        kill_group(child.pid, child=child)
-                        raise OperationTimedOut(self.process_id, timeout or 0) from None
-        finally:
-            self.children.remove(child)
-            if reader is not None:
-                # A grandchild that escaped the group could hold the pipe open: do not wait for it forever.
-                reader.join(5.0)
+        A stop request or ``timeout`` seconds of running end the whole run; the first raises
+        ``OperationStopped``, the second ``OperationTimedOut``.  With ``on_output`` the program's stdout
+        and stderr (merged) are handed over line by line as they arrive.  ``BoxUnavailable`` when the
+        kernel cannot box it and the settings require a box."""
+        box = Box.from_settings(self.services.settings)
+        named = job if job.name else replace(job, name=self.process_id)
+        outcome = box.run(named, on_output=on_output, stop=self.stop_event, timeout=timeout,
+                          on_start=lambda pid: self.services.processes.update(self.process_id, {"pid": pid}))
+        if outcome.timed_out:
+            raise OperationTimedOut(self.process_id, timeout or 0)
+        if outcome.stopped:
+            raise OperationStopped(self.process_id)
+        return outcome
 
 
-def _pump(stream: IO[bytes], on_output: Callable[[str], None]) -> None:
-    with stream:
-        for raw in stream:
-            text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
-            if text.strip():
-                on_output(text)
-
-
-def kill_group(pid: int, grace: float = 3.0, child: subprocess.Popen[bytes] | None = None) -> None:
-    """SIGTERM the process group of ``pid``, then SIGKILL what is left after ``grace`` seconds.
-
-    The group counts as gone once its leader is reaped and no member is left: the leader is reaped here
-    (``child`` when this process started it, else a non-blocking ``waitpid``), because an unreaped leader
-    is a zombie that keeps its group alive for ``killpg`` and would make every call wait the full grace.
-    """
+def end_leftover_run(pid: int, process_id: str, grace: float = 10.0) -> bool:
+    """End the run a dead server left behind: ``pid`` is its supervisor (recorded in the process record),
+    which ends the whole run on SIGTERM.  Only a box supervisor started for ``process_id`` is touched, so a
+    pid reused since by something else is left alone.  Whether there was one."""
     try:
-        os.killpg(pid, signal.SIGTERM)
-    except (ProcessLookupError, PermissionError):
-        _reap(pid, child)
-        return
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            words = handle.read().split(b"\0")
+    except OSError:
+        return False
+    if str(TRAMPOLINE).encode() not in words or process_id.encode() not in words:
+        return False
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, signal.SIGTERM)
     end = time.monotonic() + grace
     while time.monotonic() < end:
-        _reap(pid, child)
         try:
-            os.killpg(pid, 0)
+            os.kill(pid, 0)
         except ProcessLookupError:
-            return
-        time.sleep(0.02)
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pid, signal.SIGKILL)
-    if child is not None:
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            child.wait(timeout=grace)
-    else:
-        _reap(pid, None)
-
-
-def _reap(pid: int, child: subprocess.Popen[bytes] | None) -> None:
-    if child is not None:
-        child.poll()
-        return
-    with contextlib.suppress(ChildProcessError, OSError):
-        os.waitpid(pid, os.WNOHANG)
+            return True
+        with contextlib.suppress(ChildProcessError, OSError):
+            os.waitpid(pid, os.WNOHANG)
+        time.sleep(0.05)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, signal.SIGKILL)
+    return True
 
 
 OperationHandler = Callable[[OperationContext], bool | None]

@@ -4,9 +4,10 @@ environment is built or an app started.
 
 Builds write the app's build log (what ``/processors/logs/build`` returns) and copy it to the operation's
 run log; a failed build leaves the app not runnable (``deployed`` false) with the reason as the last line.
-A run gets a session of its caller for its duration, a private scratch folder, its parameters file, and
-the ``WASDI_*`` variables; its output goes to the run log line by line; its ``minuteTimeout`` stops it
-(STOPPED, logged).
+A run gets a session of its caller scoped to the run (``services.run_scope``) for its duration, a private
+scratch folder, its parameters file, and the ``WASDI_*`` variables, and runs in the box; its output goes to
+the run log line by line; its ``minuteTimeout`` stops it (STOPPED, logged); a limit it passes ends it in
+ERROR with a log line naming the limit.
 """
 
 from __future__ import annotations
@@ -15,12 +16,15 @@ import json
 import shutil
 import threading
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
+from ..nodes.app_install import AppNotInstallable
 from ..providers.mail import send_quietly
 from ..services.apps import NOTIFY_FIELD
 from ..services.processes import DONE, STOPPED, TERMINAL
+from ..services.run_scope import run_scope
+from .box import Box, BoxUnavailable, Job
 from .engines import AppLayout, EngineError, Launch
 from .operations import OperationContext, OperationFailed, OperationStopped, OperationTimedOut, operation
 
@@ -84,10 +88,27 @@ def _build(ctx: OperationContext, title: str) -> bool:
         return _locked_build(ctx, title)
 
 
+def _install_copy(ctx: OperationContext, doc: dict[str, Any], *, force: bool) -> None:
+    """On a compute node: this node's copy of the app, installed from the main node (``nodes.app_install``)."""
+    installer = ctx.services.apps.installer
+    if installer is None or (not force and installer.is_current(doc)):
+        return
+    session = ctx.services.sessions.open(str(ctx.record["userId"]))
+    try:
+        installer.ensure(doc, session, _run_log(ctx), force=force)
+    except (AppNotInstallable, EngineError) as e:
+        raise OperationFailed(str(e)) from e
+    finally:
+        ctx.services.sessions.close(session)
+
+
 def _locked_build(ctx: OperationContext, title: str) -> bool:
     services = ctx.services
     apps = services.apps
     doc = _app(ctx)
+    if apps.keeps_copies:  # the build that decides whether the app runs is the main node's
+        _install_copy(ctx, doc, force=True)
+        return True
     layout = apps.layout(doc)
     # Runs are refused while the environment is rebuilt under them.
     apps.records.processors.update(doc["processorId"], {"deployed": False, "deploymentOngoing": True})
@@ -130,7 +151,8 @@ def _update_library(ctx: OperationContext) -> bool:
     log = BuildLog(layout, ctx, fresh=False)
     try:
         services.apps.engine(doc).update_library(layout, log)
-        services.app_environments.refresh(doc)
+        if not services.apps.keeps_copies:  # the package list on record is the main node's environment's
+            services.app_environments.refresh(doc)
     except EngineError as e:
         log(f"ERROR: {e}")
         raise OperationFailed(str(e)) from e
@@ -167,29 +189,39 @@ def run_app(ctx: OperationContext) -> bool:
     doc = _app(ctx)
     if not doc.get("deployed"):
         raise OperationFailed(f"the app {doc['name']} has no working build")
+    if apps.keeps_copies:
+        _install_copy(ctx, doc, force=False)  # APP NOT ON NODE: installed at its first run here
     layout = apps.layout(doc)
     workspace = services.workspaces.load(ctx.workspace_id)
+    folder = services.workspaces.folder(workspace)
+    folder.mkdir(parents=True, exist_ok=True)
     scratch = services.settings.data_dir / "app-runs" / ctx.process_id
     scratch.mkdir(parents=True, exist_ok=True)
     parameters = scratch / "params.json"
     parameters.write_text(json.dumps(ctx.record.get("parameter") or {}), encoding="utf-8")
     user_id = str(ctx.record["userId"])
-    session = services.sessions.open(user_id)
+    session = services.sessions.open(user_id, scope=run_scope(services, doc, ctx))
     minutes = int(doc.get("minuteTimeout") or 0)
     variables = {
         "WASDI_WEBSERVER_URL": apps.server_url, "WASDI_USER": user_id, "WASDI_SESSION_ID": session,
         "WASDI_WORKSPACE_ID": str(workspace["workspaceId"]), "WASDI_PROCESS_WORKSPACE_ID": ctx.process_id,
         "WASDI_BASE_PATH": str(services.settings.files_root) + "/", "WASDI_PARAMETERS_FILE": str(parameters),
     }
+    box = Box.from_settings(services.settings)
 
-    def runner(argv: Any, env: Any, cwd: Path) -> int:
-        return ctx.run(argv, env=env, cwd=str(cwd), timeout=minutes * SECONDS_PER_MINUTE if minutes > 0 else None,
-                       on_output=log)
+    def runner(job: Job) -> int:
+        log(box.summary(job))
+        outcome = ctx.run(job, timeout=minutes * SECONDS_PER_MINUTE if minutes > 0 else None, on_output=log)
+        for name in outcome.limits:
+            log(box.limits.explain(name))
+        if outcome.killed:
+            log(f"{outcome.killed} process(es) the app left running were ended with it")
+        return 1 if outcome.limits else outcome.code
 
     outcome = "ERROR"
     try:
-        code = apps.engine(doc).run(layout, Launch(variables, scratch), runner)
-    except EngineError as e:
+        code = apps.engine(doc).run(layout, Launch(variables, scratch, folder, api_ports(apps.server_url)), runner)
+    except (EngineError, BoxUnavailable) as e:
         log(f"ERROR: {e}")
         raise OperationFailed(str(e)) from e
     except OperationTimedOut:
@@ -202,17 +234,31 @@ def run_app(ctx: OperationContext) -> bool:
         raise
     else:
         current = services.processes.get(ctx.process_id) or {}
-        if current.get("status") in TERMINAL:
+        said_done_then_failed = code != 0 and current.get("status") == DONE
+        if current.get("status") in TERMINAL and not said_done_then_failed:
             outcome = str(current["status"])
         else:
             if code != 0:
                 log(f"the app ended with exit code {code}")
             outcome = DONE if code == 0 else "ERROR"
+            if said_done_then_failed:
+                # The app said DONE before a limit (or a crash) ended it: the run failed all the same.
+                services.processes.set_status(ctx.process_id, "ERROR", notify=True)
         return outcome == DONE
     finally:
         services.sessions.close(session)
         shutil.rmtree(scratch, ignore_errors=True)
         _notify(ctx, str(doc["name"]), outcome)
+
+
+def api_ports(url: str) -> list[int]:
+    """The TCP port of the API a run calls (from the URL given to the official library)."""
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    return [port or (443 if parts.scheme == "https" else 80)]
 
 
 def _notify(ctx: OperationContext, app_name: str, outcome: str) -> None:

@@ -3,9 +3,10 @@
 The graph is read from the workflow's file when the operation starts, its ``templateParams``
 replaced, and each Read / Write node's ``file`` set to the input / output file in the workspace
 folder (``snap_graphs.render_run_graph``).  ``gpt`` is the ``snap_gpt`` setting, else ``gpt`` on
-the PATH; without one the operation ends ERROR saying so.  It runs in its own process group with
-only the environment it needs (PATH, JAVA_HOME, a private HOME), at most ``graph_timeout_seconds``;
-every line it prints goes to the run log.  Each output file it wrote becomes a product of the
+the PATH; without one the operation ends ERROR saying so.  It runs in the box (a graph names files:
+it may read its own installation and Java, and write the workspace's folder, nothing else) with only
+the environment it needs (PATH, JAVA_HOME, a private HOME), at most ``graph_timeout_seconds``; every
+line it prints goes to the run log.  Each output file it wrote becomes a product of the
 workspace (the INGEST path) and a GRAPH broker message; a missing output or a non-zero exit is an
 ERROR.
 """
@@ -19,6 +20,8 @@ from pathlib import Path
 
 from ..services.messages import OK
 from ..services.snap_graphs import render_run_graph
+from .box import Box, BoxUnavailable, Job
+from .box.system import interpreter_paths
 from .operations import OperationContext, OperationFailed, OperationTimedOut, operation
 from .ops_products import reported
 
@@ -37,8 +40,8 @@ def find_gpt(configured: str) -> str | None:
 
 
 def gpt_environment(home: Path) -> dict[str, str]:
-    env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(home), "LANG": "C.UTF-8"}
-    for name in ("JAVA_HOME", "SNAP_HOME", "TMPDIR"):
+    env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(home), "TMPDIR": str(home), "LANG": "C.UTF-8"}
+    for name in ("JAVA_HOME", "SNAP_HOME"):
         if os.environ.get(name):
             env[name] = os.environ[name]
     return env
@@ -84,15 +87,25 @@ def run_graph(ctx: OperationContext) -> bool:
         say(f"running the workflow {workflow.get('name')} with {Path(gpt).name}")
         ctx.progress(5)
         timeout = services.settings.graph_timeout_seconds
+        env = gpt_environment(Path(work))
+        read = [*interpreter_paths(gpt), *(Path(env[v]) for v in ("JAVA_HOME", "SNAP_HOME") if env.get(v))]
+        job = Job([gpt, str(graph_file)], env, Path(work), read=read, write=[folder])
+        box = Box.from_settings(services.settings)
+        say(box.summary(job))
         try:
-            code = ctx.run([gpt, str(graph_file)], env=gpt_environment(Path(work)), cwd=work, timeout=timeout,
-                           on_output=say)
+            outcome = ctx.run(job, timeout=timeout, on_output=say)
+        except BoxUnavailable as e:
+            say(f"ERROR: {e}")
+            raise OperationFailed(str(e)) from e
         except OperationTimedOut:
             # A timeout ends STOPPED (gaps §5: stopped by the user or by a timeout); the log says which.
             say(f"stopped: gpt did not finish within {timeout:g} s")
             ctx.set_payload(f"gpt did not finish within {timeout:g} s and was stopped")
             raise
     services.workspaces.refresh_storage_size(workspace)
+    for name in outcome.limits:
+        say(box.limits.explain(name))
+    code = 1 if outcome.limits and outcome.code == 0 else outcome.code
     if code != 0:
         say(f"gpt ended with exit code {code}")
         raise OperationFailed(f"gpt ended with exit code {code}")

@@ -6,7 +6,7 @@ A WAITING record does not hold a slot, so its children can run.
 
 After a restart nothing is left RUNNING forever: records of this node found RUNNING, WAITING or READY
 at start belonged to workers that no longer exist, so they become ERROR (with an end time and a
-message), and an app such a worker started (in its own session, so it outlived the server) is killed;
+message), and a run such a worker started whose supervisor is somehow still there is ended;
 CREATED records stay queued and run.  Rerunning half-done work automatically could repeat
 side effects (imports, payments of apps), so failing visibly is the safer rule.
 """
@@ -18,7 +18,9 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from ..services.processes import CREATED, DONE, ERROR, READY, RUNNING, STOPPED, TERMINAL, WAITING
-from .operations import OPERATIONS, OperationContext, OperationFailed, OperationStopped, kill_group
+from .box import kernel_support
+from .box.cgroups import remove_leftovers
+from .operations import OPERATIONS, OperationContext, OperationFailed, OperationStopped, end_leftover_run
 
 if TYPE_CHECKING:
     from ..services import Services
@@ -28,20 +30,11 @@ RESTART_MESSAGE = "interrupted by a server restart"
 
 
 def _kill_leftover(record: dict[str, Any]) -> None:
-    """Kill the process group a killed server left running for ``record`` (an app started in its own session
-    outlives its server).  Only a process whose environment names this very record is touched, so a pid
-    reused since by something else is left alone."""
+    """End the run a killed server left behind for ``record``.  Its supervisor ends it by itself when the
+    server dies (parent-death signal); this is for one that did not."""
     pid = int(record.get("pid") or 0)
-    if pid <= 0:
-        return
-    marker = f"WASDI_PROCESS_WORKSPACE_ID={record['processObjId']}".encode()
-    try:
-        with open(f"/proc/{pid}/environ", "rb") as handle:
-            variables = handle.read().split(b"\0")
-    except OSError:
-        return
-    if marker in variables:
-        kill_group(pid, grace=2.0)
+    if pid > 0:
+        end_leftover_run(pid, str(record["processObjId"]), grace=5.0)
 
 
 class Launcher:
@@ -65,6 +58,7 @@ class Launcher:
         if self._thread is not None:
             return
         self.recover()
+        remove_leftovers(kernel_support().cgroups)
         self.services.processes.on_created(self.wake)
         self._thread = threading.Thread(target=self._loop, name="wasdi-launcher", daemon=True)
         self._thread.start()
@@ -206,7 +200,7 @@ class Launcher:
             if entry is not None:
                 entry[1].stop_event.set()
             elif int(record.get("pid") or 0) > 0:
-                kill_group(int(record["pid"]))
+                end_leftover_run(int(record["pid"]), current)
             if processes.set_status(current, STOPPED, notify=True, only_if_active=True) is not None:
                 stopped.append(current)
         self.wake()

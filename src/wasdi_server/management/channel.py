@@ -2,18 +2,24 @@
 
 A running server owns its data directory (the store's lock), so operator commands cannot open the
 store beside it.  Instead the server listens on a Unix socket, ``<data_dir>/admin.sock``, created
-with mode 0600 and answering only peers running as the same OS user as the server (or root): whoever
-may read the data directory may manage its accounts, nobody else.  One JSON request per connection
-(``{"operation": ..., "arguments": {...}}``), one JSON answer (``{"ok": true, "result": ...}`` or
-``{"ok": false, "error": "..."}``).  Nothing sent or answered is logged: it may hold passwords.
+with mode 0600 and answering only peers running as the same OS user as the server (or root) that also
+present the channel's key: a random secret the server writes at each start to ``<data_dir>/admin.key``
+(mode 0600).  Whoever may read the data directory may manage its accounts, nobody else: not another OS
+user, and not an app run, which runs as the server's OS user but in a box that cannot read the data
+directory (Landlock does not govern connecting to an existing socket file, so the socket alone would
+not keep a run out).  One JSON request per connection (``{"key": ..., "operation": ..., "arguments":
+{...}}``), one JSON answer (``{"ok": true, "result": ...}`` or ``{"ok": false, "error": "..."}``).
+Nothing sent or answered is logged: it may hold passwords.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hmac
 import json
 import logging
 import os
+import secrets
 import socket
 import socketserver
 import struct
@@ -29,6 +35,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("wasdi_server.admin_channel")
 SOCKET_NAME = "admin.sock"
+KEY_NAME = "admin.key"
+REFUSED = "only the owner of the data directory may use this channel"
 MAX_REQUEST_BYTES = 64 * 1024
 TIMEOUT_SECONDS = 30.0
 
@@ -43,6 +51,21 @@ class ChannelError(Exception):
 
 def socket_path(data_dir: Path) -> Path:
     return Path(data_dir) / SOCKET_NAME
+
+
+def key_path(data_dir: Path) -> Path:
+    return Path(data_dir) / KEY_NAME
+
+
+def _write_key(path: Path) -> str:
+    """A new key in a file only the server's OS user can read (a leftover one is replaced)."""
+    key = secrets.token_urlsafe(32)
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="ascii") as handle:
+        handle.write(key)
+    return key
 
 
 def _peer_uid(connection: socket.socket) -> int | None:
@@ -60,11 +83,15 @@ class _Handler(socketserver.StreamRequestHandler):
     def handle(self) -> None:
         uid = _peer_uid(self.connection)
         if uid is None or uid not in (os.getuid(), 0):
-            self._answer({"ok": False, "error": "only the owner of the data directory may use this channel"})
+            self._answer({"ok": False, "error": REFUSED})
             return
         try:
             line = self.rfile.readline(MAX_REQUEST_BYTES)
             request = json.loads(line)
+            if not isinstance(request, dict) or not hmac.compare_digest(str(request.get("key") or ""),
+                                                                         self.server.key):
+                self._answer({"ok": False, "error": REFUSED})
+                return
             operation = str(request["operation"])
             arguments = request.get("arguments") or {}
             if not isinstance(arguments, dict):
@@ -90,8 +117,9 @@ class _Handler(socketserver.StreamRequestHandler):
 class _ChannelServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     daemon_threads = True
 
-    def __init__(self, path: str, services: Services) -> None:
+    def __init__(self, path: str, services: Services, key: str) -> None:
         self.services = services
+        self.key = key
         previous = os.umask(0o177)  # the socket is created 0600: no window where others could connect
         try:
             super().__init__(path, _Handler)
@@ -104,6 +132,7 @@ class AdminChannel:
 
     def __init__(self, services: Services) -> None:
         self.path = socket_path(services.settings.data_dir)
+        self.key_file = key_path(services.settings.data_dir)
         self._server: _ChannelServer | None = None
         self._thread: threading.Thread | None = None
         self.services = services
@@ -117,7 +146,7 @@ class AdminChannel:
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()
         try:
-            self._server = _ChannelServer(str(self.path), self.services)
+            self._server = _ChannelServer(str(self.path), self.services, _write_key(self.key_file))
         except OSError as e:  # e.g. a path longer than sockets allow
             log.warning("local admin channel not available (%s): manage users with the server stopped", e)
             return False
@@ -130,8 +159,9 @@ class AdminChannel:
             self._server.shutdown()
             self._server.server_close()
             self._server = None
-            with contextlib.suppress(FileNotFoundError):
-                self.path.unlink()
+            for leftover in (self.path, self.key_file):
+                with contextlib.suppress(FileNotFoundError):
+                    leftover.unlink()
 
 
 def available(data_dir: Path) -> bool:
@@ -152,10 +182,16 @@ def call(data_dir: Path, operation: str, arguments: dict[str, Any] | None = None
     """Run ``operation`` in the server that owns ``data_dir``; its result, or ``ChannelError``."""
     path = socket_path(data_dir)
     try:
+        key = key_path(data_dir).read_text(encoding="ascii").strip()
+    except OSError as e:
+        raise ChannelError(f"cannot read the admin channel's key {key_path(data_dir)}: {e.strerror} (run this "
+                           "command as the OS user the server runs as)") from e
+    try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
             s.settimeout(TIMEOUT_SECONDS)
             s.connect(str(path))
-            s.sendall(json.dumps({"operation": operation, "arguments": arguments or {}}).encode() + b"\n")
+            request = {"key": key, "operation": operation, "arguments": arguments or {}}
+            s.sendall(json.dumps(request).encode() + b"\n")
             with s.makefile("rb") as reader:
                 line = reader.readline(MAX_REQUEST_BYTES * 16)
     except OSError as e:

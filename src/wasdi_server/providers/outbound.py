@@ -21,7 +21,7 @@ import socket
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 if TYPE_CHECKING:
@@ -165,6 +165,21 @@ def open_stream(client: httpx.Client, url: str, policy: OutboundPolicy) -> Itera
             response.close()
         return
     raise OutboundRefused(f"more than {MAX_REDIRECTS} redirects")
+
+
+@contextmanager
+def open_request(client: httpx.Client, method: str, url: str, policy: OutboundPolicy, *,
+                 headers: dict[str, str] | None = None, content: Any = None) -> Iterator[httpx.Response]:
+    """Send one request through the guard (any method, a body as bytes or an iterator of them); the response,
+    streamed.  Redirects are not followed: a redirect is the answer (node-to-node calls expect none)."""
+    target, host_header, server_name = _pinned(url, policy)
+    request = client.build_request(method, target, headers={**(headers or {}), "Host": host_header},
+                                   content=content, extensions={"sni_hostname": server_name})
+    response = client.send(request, stream=True, follow_redirects=False)
+    try:
+        yield response
+    finally:
+        response.close()
 
 
 def redact(url: str) -> str:

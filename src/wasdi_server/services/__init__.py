@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..launcher import Launcher
+from ..launcher.pool import Launcher
+from ..nodes.app_install import AppInstaller
+from ..nodes.client import NodeClient
+from ..nodes.forwarding import Forwarder
+from ..nodes.graphs import graph_reader
+from ..nodes.identity import MAIN_NODE, NodeIdentity
+from ..nodes.merges import Merges
+from ..nodes.outbox import OUTBOX, Outbox
+from ..nodes.propagation import Propagation
 from ..providers.mail import MaildirMailer, Mailer, SmtpMailer
 from ..providers.mapserver import make_map_server
 from ..providers.payments import PaymentProviders
 from ..providers.search import SearchProviders
 from ..settings import Settings
-from ..store import Store, open_store
+from ..store import Collection, SplitStore, Store, open_shared_store, open_store
 from ..store.logs import RunLogs
 from ..transfer import TransferRequests
 from ..transfer.address import sftp_address
@@ -79,7 +88,12 @@ COLLECTIONS: dict[str, str] = {
     "app_payments": "appPaymentId",
     "workflows": "workflowId",
     INTENTS: "intentId",
+    OUTBOX: "itemId",
 }
+
+NODE_LOCAL_COLLECTIONS = ("process_workspaces", "messages", INTENTS, OUTBOX)
+"""In a deployment of several nodes, what each node keeps in its own store (gaps §8: the work it runs, what it
+says about it, and its own unfinished changes); every other collection is in the database the nodes share."""
 
 COLLECTION_INDEXES: dict[str, tuple[str, ...]] = {
     # collection name: the fields its services filter on with find/count(**equals)
@@ -96,6 +110,7 @@ COLLECTION_INDEXES: dict[str, tuple[str, ...]] = {
     "layers": ("workspaceId",),
     "styles": ("name",),
     "processors": ("userId", "name"),
+    OUTBOX: ("node", "file"),
 }
 
 
@@ -145,6 +160,14 @@ class Services:
     maps: MapService = field(init=False)
     process_cleaning: ProcessCleaning = field(init=False)
     metrics_recorder: MetricsRecorder = field(init=False)
+    identity: NodeIdentity = field(default_factory=NodeIdentity)
+    """This node of its deployment (``nodes.identity``)."""
+    node_client: NodeClient | None = None
+    forwarder: Forwarder | None = None
+    """Sends the calls of a workspace held by another node there; ``None`` on a lone server."""
+    merges: Merges = field(init=False)
+    outbox: Outbox | None = None
+    propagation: Propagation = field(init=False)
 
     def __post_init__(self) -> None:
         self.launcher = Launcher(self, self.settings.launcher_workers, self.settings.launcher_poll_seconds)
@@ -154,7 +177,8 @@ class Services:
         self.metrics_recorder = MetricsRecorder(self.metrics, self.settings.metrics_interval_seconds)
 
     def start(self) -> None:
-        """Finish the changes a crash interrupted, then start the background work (launcher, metrics)."""
+        """Finish the changes a crash interrupted, then start the background work (launcher, metrics, outbox)."""
+        self.register_node()
         self.intents.resume_pending()
         self.transfers.forget_finished()
         self.workspaces.remove_unrecorded_folders()
@@ -167,11 +191,33 @@ class Services:
             empty_folder(staging)
         self.launcher.start()
         self.metrics_recorder.start()
+        if self.outbox is not None:
+            self.outbox.remove_unreferenced_files()
+            self.outbox.start()
+
+    def register_node(self) -> None:
+        """The main node of a deployment records its own address, where compute nodes call it."""
+        identity = self.identity
+        if not (identity.in_deployment and identity.is_main and identity.own_url):
+            return
+        nodes = self.nodes.nodes
+        existing = nodes.get(MAIN_NODE)
+        if existing is None:
+            nodes.upsert({"nodeCode": MAIN_NODE, "cloudProvider": self.settings.cloud_provider,
+                          "apiUrl": identity.own_url, "nodeDescription": "main node", "nodeGeoserverAddress": "",
+                          "active": True, "shared": True})
+        elif existing.get("apiUrl") != identity.own_url:
+            nodes.update(MAIN_NODE, {"apiUrl": identity.own_url})
 
     def close(self) -> None:
         """Stop the background work and release the store."""
         self.metrics_recorder.stop()
+        if self.outbox is not None:
+            self.outbox.stop()
         self.launcher.stop()
+        self.merges.close()
+        if self.node_client is not None:
+            self.node_client.close()
         self.store.close()
 
 
@@ -181,10 +227,27 @@ def default_mailer(settings: Settings) -> Mailer:
     return MaildirMailer(settings.mail_dir, settings.mail_sender)
 
 
+def open_node_store(settings: Settings) -> Store:
+    """This node's store: the embedded one of ``data_dir``; in a deployment (``store_url``) split between it
+    and the shared database (``NODE_LOCAL_COLLECTIONS`` stay here)."""
+    local = open_store(settings.data_dir, settings.store_engine)
+    if not settings.store_url:
+        return local
+    try:
+        shared = open_shared_store(settings.store_url, max_connections=settings.threads + settings.launcher_workers + 8,
+                                   timeout_seconds=settings.store_timeout_seconds)
+    except BaseException:
+        local.close()
+        raise
+    return SplitStore(shared, local, NODE_LOCAL_COLLECTIONS)
+
+
 def build_services(settings: Settings, store: Store | None = None, mailer: Mailer | None = None) -> Services:
     """Open the store under ``settings.data_dir`` (unless given) and wire every service."""
     settings.data_dir.mkdir(parents=True, exist_ok=True)
-    store = store or open_store(settings.data_dir, settings.store_engine)
+    identity = NodeIdentity.from_settings(settings.node_code, settings.public_url, settings.store_url,
+                                          settings.node_secret, settings.main_url)
+    store = store or open_node_store(settings)
     for name, key in COLLECTIONS.items():
         store.declare(name, key, COLLECTION_INDEXES.get(name, ()))
     c = store.collection
@@ -214,7 +277,7 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
     app_records = AppRecords(c("processors"), sharing)
     reviews = ReviewService(c("reviews"), c("review_comments"), app_records, atomic=store.atomic)
     app_store = AppStoreService(app_records, users, sharing, reviews, images, c("process_workspaces"),
-                                settings.app_categories_file)
+                                settings.app_categories_file, settings.app_account_scope_apps)
     app_payments = AppPaymentService(c("app_payments"), c("credit_packages"), app_records, sharing, payments)
     param_templates = ParamTemplateService(c("processor_parameter_templates"), app_records, sharing)
     process_logs = ProcessLogService(RunLogs(settings.data_dir / "logs"), processes)
@@ -268,7 +331,9 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
         images=images, styles=styles, intents=intents, user_deletion=user_deletion, resource_types=resource_types,
         admin_lookups=AdminLookups(store, sharing, workspaces, resource_types),
         admin_users=AdminUsers(users, sessions, subscriptions, organizations, nodes, user_deletion),
-        metrics=MetricsService(c("metrics"), settings.node_code, settings.data_dir),
+        metrics=MetricsService(c("metrics"), settings.node_code, settings.data_dir,
+                               unfinished=lambda: len(processes.active_on_node())),
+        identity=identity,
     )
     services.search = SearchService(missions, SearchProviders.from_settings(settings))
     services.maps = MapService(c("layers"), workspaces, styles, map_server)
@@ -289,4 +354,24 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
     services.apps.delete_hooks.extend((app_payments.on_app_delete, param_templates.on_app_delete,
                                        reviews.on_app_delete))
     services.login = LoginService(users, services.sessions)
+    wire_nodes(services, c)
     return services
+
+
+def wire_nodes(services: Services, c: Callable[[str], Collection]) -> None:
+    """The deployment's parts (``nodes/``): on a lone server only merges and propagation that do nothing."""
+    identity, settings = services.identity, services.settings
+    if identity.in_deployment:
+        identity.main_url_lookup = lambda: str((c("nodes").get(MAIN_NODE) or {}).get("apiUrl") or "")
+        services.node_client = NodeClient(identity, c("nodes"), settings.node_call_timeout_seconds)
+        services.forwarder = Forwarder(identity, services.node_client, c("workspaces"))
+        services.styles.shared_records = True
+        services.workflows.fetch_graph = graph_reader(services.node_client, services.sessions.open,
+                                                      services.sessions.close)
+        if identity.is_main:
+            services.outbox = Outbox(c(OUTBOX), services.node_client, settings.data_dir / "outbox",
+                                     services.sessions.open, services.sessions.close, services.store.atomic)
+        else:
+            services.apps.installer = AppInstaller(identity, services.node_client, services.apps)
+    services.merges = Merges(identity, services.node_client)
+    services.propagation = Propagation(identity, services.outbox)

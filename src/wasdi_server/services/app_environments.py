@@ -112,6 +112,9 @@ class AppEnvironmentService:
         if doc.get("type") not in PYTHON_TYPES:
             raise BadRequest("the app has no package manager on this server")
         parsed = parse_command(command)
+        installer = self.apps.installer
+        if self.apps.keeps_copies and (installer is None or not installer.is_installed(doc)):
+            return ""  # no copy here: the app is installed with its package actions at its first run
         workspace = self.apps.workspaces.readable(user, workspace_id)
         parameter = {"updateCommand": f"{parsed[0]}/{parsed[1]}" if parsed else ""}
         record = self.apps.processes.create(user, str(workspace["workspaceId"]), ENVIRONMENT_UPDATE,
@@ -122,6 +125,10 @@ class AppEnvironmentService:
     def apply(self, doc: dict[str, Any], command: str, log: Any) -> None:
         """Run one queued command in the environment and record it (the ENVIRONMENTUPDATE operation)."""
         parsed = parse_command(command)
+        if self.apps.keeps_copies:  # a compute node's copy: the history and package list are the main node's
+            if parsed is not None:
+                self.apps.engine(doc).update_environment(self.apps.layout(doc), parsed[0], parsed[1], log)
+            return
         if parsed is not None:
             action, spec = parsed
             self.apps.engine(doc).update_environment(self.apps.layout(doc), action, spec, log)

@@ -250,6 +250,12 @@ class AppPaymentService:
             return True
         return bool(self.unused_paid(caller, str(app["processorId"])))
 
+    def has_unused_payment(self, caller: User, processor_id: str | None) -> bool:
+        """Whether ``is_purchased`` rests on a paid run not yet spent (not on a free app or the caller's own)."""
+        app = self.apps.get(processor_id)
+        return bool(app is not None and float(app.get("ondemandPrice") or 0.0) > 0
+                    and not self.pays_nothing(caller, app) and self.unused_paid(caller, str(app["processorId"])))
+
     def get(self, caller: User, payment_id: str | None) -> dict[str, Any]:
         doc = self.app_payments.get(payment_id) if payment_id else None
         if doc is None or (doc.get("userId") != caller.user_id and not caller.is_admin):

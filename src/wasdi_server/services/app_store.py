@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,7 @@ from .identity import User, UserService, now_ms
 from .images import GALLERY_SLOTS, PROCESSORS, ImageService, split_extension
 from .processes import PROCESSOR_OPERATIONS
 from .reviews import ReviewService
+from .run_scope import scope_name
 from .sharing import ShareOutcome, SharingService
 
 BUILT_IN_CATEGORIES: tuple[tuple[str, str], ...] = (
@@ -95,8 +96,10 @@ def _price(value: Any, what: str) -> float:
 
 class AppStoreService:
     def __init__(self, apps: AppRecords, users: UserService, sharing: SharingService, reviews: ReviewService,
-                 images: ImageService, processes: Collection, categories_file: str = "") -> None:
+                 images: ImageService, processes: Collection, categories_file: str = "",
+                 account_scope_apps: Sequence[str] = ()) -> None:
         self.apps = apps
+        self.account_scope_apps = tuple(account_scope_apps)
         self.users = users
         self.sharing = sharing
         self.reviews = reviews
@@ -242,6 +245,7 @@ class AppStoreService:
             "images": self.gallery(doc, base_url), "longDescription": doc.get("longDescription") or "",
             "showInStore": bool(doc.get("showInStore")), "maxImages": MAX_IMAGES, "reviewsCount": votes,
             "purchased": runs, "totalRuns": 0, "userRuns": 0,
+            "runScope": scope_name(self.account_scope_apps, str(doc.get("name") or "")),
         })
         if not out["logo"]:
             out.pop("logo")

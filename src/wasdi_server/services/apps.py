@@ -64,6 +64,7 @@ from .intents import IntentLog
 from .paths import inside, safe_name
 
 if TYPE_CHECKING:
+    from ..nodes.app_install import AppInstaller
     from ..settings import Settings
     from .processes import ProcessService
     from .products import ProductService
@@ -137,6 +138,8 @@ class AppService:
         """Called with the record before an owner's delete removes it (payments, templates, media)."""
         self._lock = threading.RLock()
         self.intents: IntentLog | None = None
+        self.installer: AppInstaller | None = None
+        """On a compute node of a deployment: this node's copies of apps (``nodes.app_install``)."""
 
     def use_intents(self, intents: IntentLog) -> None:
         """Delete apps as durable intents, so that a crash mid-way is finished at the next start."""
@@ -156,6 +159,19 @@ class AppService:
     @property
     def is_main(self) -> bool:
         return self.settings.node_code == "wasdi"
+
+    @property
+    def keeps_copies(self) -> bool:
+        """Whether this is a compute node of a deployment: it keeps copies of the main node's apps, installed at
+        their first run here, and a change of an app on the main node makes it install its copy again."""
+        return self.installer is not None and self.installer.needed
+
+    def _refresh_copy(self, user: User, doc: dict[str, Any], workspace_id: str | None) -> str:
+        """A compute node told that an app changed on the main node: its copy, if it has one, is installed again
+        (the main node's files are the app's files); the queued process id, or "" when there is no copy."""
+        if self.installer is None or not self.installer.is_installed(doc):
+            return ""
+        return self.queue(user, doc, REDEPLOY, self._operation_workspace(user, workspace_id))
 
     @property
     def server_url(self) -> str:
@@ -353,6 +369,8 @@ class AppService:
         """Apply a zip (unpacked over the app's files) or one file; rebuild only when pip.txt changed, else
         refresh the library.  The process id of the queued operation."""
         doc = self.writable(user, processor_id)
+        if self.keeps_copies:
+            return self._refresh_copy(user, doc, workspace_id)
         operation_ws = self._operation_workspace(user, workspace_id)
         folder = self.layout(doc).folder
         with self._lock:
@@ -375,10 +393,14 @@ class AppService:
 
     def redeploy(self, user: User, processor_id: str | None, workspace_id: str | None) -> str:
         doc = self.writable(user, processor_id)
+        if self.keeps_copies:
+            return self._refresh_copy(user, doc, workspace_id)
         return self.queue(user, doc, REDEPLOY, self._operation_workspace(user, workspace_id))
 
     def update_library(self, user: User, processor_id: str | None, workspace_id: str | None) -> str:
         doc = self.writable(user, processor_id)
+        if self.keeps_copies and (self.installer is None or not self.installer.is_installed(doc)):
+            return ""
         return self.queue(user, doc, LIBRARY_UPDATE, self._operation_workspace(user, workspace_id))
 
     def clear_build_flag(self, user: User, processor_id: str | None) -> None:
@@ -437,17 +459,28 @@ class AppService:
         shutil.rmtree(layout.folder, ignore_errors=True)
         shutil.rmtree(inside(self.settings.images_root, "processors", layout.name), ignore_errors=True)
 
-    def node_delete(self, user: User, processor_id: str | None, processor_name: str | None) -> None:
+    def node_delete(self, user: User, processor_id: str | None, processor_name: str | None,
+                    processor_type: str | None = None) -> None:
         """A compute node's copy of an app goes (the main node's record decides; here the local copy)."""
         if self.is_main:
             raise BadRequest("nodedelete is for compute nodes; use delete on the main node")
         doc = self.records.get(processor_id)
+        if doc is None and self.keeps_copies and processor_name:
+            # The main node deleted the app (and its record) before telling this node: its copy here goes,
+            # unless a live app has taken the name since (then the copy is that app's).
+            if self.records.by_name(processor_name) is None and self.installer is not None:
+                self.installer.forget({"processorId": processor_id, "name": safe_name(processor_name, "app name"),
+                                       "type": processor_type or ""})
+            return
         if doc is None:
             raise BadRequest("invalid processor")
         if processor_name and doc.get("name") != processor_name:
             raise BadRequest("processorName is not the name of the app")
         if not self.records.can_write(user, doc):
             raise Unauthorized("only the owner deletes an app")
+        if self.keeps_copies and self.installer is not None:
+            self.installer.forget(doc)  # the app itself, its record and sharings are the main node's
+            return
         self._remove(doc)
 
     def delete_all_of_user(self, user_id: str) -> None:

@@ -11,7 +11,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,8 @@ INSERTED = "MSG_SUCCESS_METRICS_ENTRY_INSERT"
 SIZE_NAMES = ("available", "total", "used", "free")
 MAX_DISKS = 64
 MAX_LICENSES = 64
+UNFINISHED = "unfinishedProcesses"
+"""Beside a node's own entry (not part of MetricsEntry): how many of its processes were unfinished."""
 
 
 def _number(value: Any) -> float | None:
@@ -99,12 +101,15 @@ def sample_local(node_code: str, disk_path: Path) -> dict[str, Any]:
 class MetricsService:
     """The latest metrics entry of every node."""
 
-    def __init__(self, metrics: Collection, node_code: str, disk_path: Path) -> None:
+    def __init__(self, metrics: Collection, node_code: str, disk_path: Path,
+                 unfinished: Callable[[], int] | None = None) -> None:
         self.metrics = metrics
         self.node_code = node_code
         self.disk_path = disk_path
+        self.unfinished = unfinished
+        """Counts this node's unfinished processes, recorded with its metrics (the main node scores nodes by it)."""
 
-    def push(self, entry: Mapping[str, Any]) -> str:
+    def push(self, entry: Mapping[str, Any], *, unfinished: int | None = None) -> str:
         """Store a node's entry (replacing its previous one); the success message."""
         node = entry.get("node")
         if not isinstance(node, str) or not NODE_CODE.match(node.strip()):
@@ -129,12 +134,16 @@ class MetricsService:
         record["licenses"] = [{"name": str(item.get("name") or "").lower(), "status": bool(item.get("status"))}
                               for item in licenses]
         record["receivedAt"] = now
+        record.pop(UNFINISHED, None)
+        if unfinished is not None:
+            record[UNFINISHED] = unfinished
         self.metrics.upsert(record)
         return INSERTED
 
     def record_local(self) -> None:
         """Sample this node and store the entry."""
-        self.push(sample_local(self.node_code, self.disk_path))
+        self.push(sample_local(self.node_code, self.disk_path),
+                  unfinished=self.unfinished() if self.unfinished is not None else None)
 
     def latest(self, node_code: str | None) -> dict[str, Any] | None:
         """The latest entry of ``node_code`` (or of any node without one); ``None`` when there is none."""
@@ -145,7 +154,7 @@ class MetricsService:
             doc = max(docs, key=lambda d: float(d.get("receivedAt") or 0)) if docs else None
         if doc is None:
             return None
-        return {k: v for k, v in doc.items() if k != "receivedAt"}
+        return {k: v for k, v in doc.items() if k not in ("receivedAt", UNFINISHED)}
 
 
 class MetricsRecorder:

@@ -26,6 +26,7 @@ from .identity import User, normalise_user_id
 from .sharing import Resource, ShareOutcome, SharingService
 
 UNFINISHED = ("CREATED", "RUNNING", "WAITING", "READY")
+MAIN_NODE = "wasdi"
 NODE = "node"
 MSG_INVALID_NODE = "MSG_ERROR_INVALID_NODE"
 MSG_NOT_ADMIN = "MSG_ERROR_NO_ACCESS_RIGHTS_OBJECT_NODE"
@@ -89,6 +90,8 @@ class NodeService:
             candidates.append({"nodeCode": self.local_code, "shared": True})
         for node in candidates:
             code = node["nodeCode"]
+            if code == MAIN_NODE and not include_local:
+                continue  # the main node is where work goes when no compute node is chosen, not a candidate
             if not (node.get("shared") or code in shared_with_user or (include_local and code == self.local_code)):
                 continue
             latest = self.metrics.get(code)
@@ -98,10 +101,21 @@ class NodeService:
             available = float(disk.get("absoluteAvailable") or 0)
             memory = (latest.get("memory") or {}).get("absoluteAvailable")
             low_memory = memory is not None and float(memory) < MIN_FREE_MEMORY_BYTES
-            busy = self.processes.count(lambda d: d.get("status") in UNFINISHED, nodeCode=code)
+            busy = self.busy(code, latest)
             entry = (low_memory, busy, -available, code)
             (full if float(disk.get("percentageUsed") or 0) > MAX_DISK_PERCENT_USED else scored).append(entry)
         return [entry[-1] for entry in sorted(scored or full)]
+
+    def busy(self, code: str, latest: dict[str, Any] | None = None) -> int:
+        """A node's unfinished processes: this node's counted now; another's as its latest metrics say (each
+        node keeps its processes in its own store and records the count with its metrics every interval)."""
+        if code == self.local_code:
+            return self.processes.count(lambda d: d.get("status") in UNFINISHED, nodeCode=code)
+        latest = latest if latest is not None else self.metrics.get(code) or {}
+        reported = latest.get("unfinishedProcesses")
+        if isinstance(reported, int | float):
+            return int(reported)
+        return self.processes.count(lambda d: d.get("status") in UNFINISHED, nodeCode=code)
 
     def may_use(self, user: User, code: str, shared_with_user: set[str]) -> bool:
         """This node, or an active node the user may see (as ``/node/allnodes`` lists them)."""

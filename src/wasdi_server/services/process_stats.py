@@ -206,7 +206,7 @@ class ProcessStatistics:
         received = latest.get("receivedAt")
         return {
             "nodeCode": code,
-            "numberOfProcesses": self.processes.processes.count(lambda r: r.get("status") in ACTIVE, nodeCode=code),
+            "numberOfProcesses": self.nodes.busy(code, latest),
             "diskPercentageUsed": disk.get("percentageUsed"),
             "diskPercentageAvailable": disk.get("percentageAvailable"),
             "diskAbsoluteTotal": disk.get("absoluteTotal"), "diskAbsoluteUsed": disk.get("absoluteUsed"),

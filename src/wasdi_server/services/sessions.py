@@ -31,7 +31,8 @@ def token_digest(token: str) -> str:
 
 
 class SessionService:
-    """The ``sessions`` collection: ``{sessionId: sha256(token), userId, loginDate, lastTouch}`` (epoch ms)."""
+    """The ``sessions`` collection: ``{sessionId: sha256(token), userId, loginDate, lastTouch}`` (epoch ms),
+    plus ``scope`` for the session of an app run (``services.run_scope``)."""
 
     def __init__(self, sessions: Collection, users: UserService, idle_hours: float,
                  disable_authentication: bool = False) -> None:
@@ -50,14 +51,17 @@ class SessionService:
             self.sessions.upsert({**record, "sessionId": token_digest(clear)})
             self.sessions.delete(clear)
 
-    def open(self, user_id: str) -> str:
-        """A new session for ``user_id``; the user's expired sessions are removed."""
+    def open(self, user_id: str, scope: dict[str, Any] | None = None) -> str:
+        """A new session for ``user_id`` (narrowed to ``scope`` for an app run); the user's expired sessions
+        are removed."""
         stamp = time.time() * 1000
         limit = stamp - self.idle_ms
         self.sessions.delete_where(lambda d: d.get("lastTouch", 0) < limit, userId=user_id)
         token = new_token()
-        self.sessions.insert({"sessionId": token_digest(token), "userId": user_id, "loginDate": stamp,
-                              "lastTouch": stamp})
+        record = {"sessionId": token_digest(token), "userId": user_id, "loginDate": stamp, "lastTouch": stamp}
+        if scope is not None:
+            record["scope"] = dict(scope)
+        self.sessions.insert(record)
         return token
 
     def close(self, token: str | None) -> bool:
@@ -82,9 +86,15 @@ class SessionService:
         return ended
 
     def resolve(self, token: str | None) -> User | None:
-        """The active user behind ``token``, or ``None`` (unknown, expired, or user inactive)."""
+        """The active user behind ``token``, or ``None`` (unknown, expired, user inactive, or the scoped
+        session of an app run: only ``resolve_scoped`` callers enforce a scope)."""
+        found = self.resolve_scoped(token)
+        return found[0] if found is not None and found[1] is None else None
+
+    def resolve_scoped(self, token: str | None) -> tuple[User, dict[str, Any] | None] | None:
+        """The active user behind ``token`` and the session's scope (``None``: the whole account)."""
         if self.disable_authentication:
-            return self._disabled_auth_user() if token else None
+            return (self._disabled_auth_user(), None) if token else None
         if not token or len(token) > 256:
             return None
         key = token_digest(token)
@@ -101,7 +111,11 @@ class SessionService:
             return None
         if stamp - record.get("lastTouch", 0) > TOUCH_EVERY_SECONDS * 1000:
             self.sessions.update(key, {"lastTouch": stamp})
-        return self._user(key, record["userId"])
+        user = self._user(key, record["userId"])
+        if user is None:
+            return None
+        scope = record.get("scope")
+        return user, dict(scope) if isinstance(scope, dict) else None
 
     def _user(self, key: str, user_id: str) -> User | None:
         # Users change rarely; a short cache keeps one store read off every request.

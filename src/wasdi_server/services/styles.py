@@ -160,6 +160,8 @@ class StyleService:
         self.images = images
         self.root = root
         self.is_main = node_code == MAIN_NODE
+        self.shared_records = False
+        """Set on the nodes of a deployment: the records are shared, the files are each node's own copies."""
         self.staging = root / ".incoming"
         self.publishers: list[StylePublisher] = []
         self._lock = threading.RLock()
@@ -230,8 +232,8 @@ class StyleService:
         doc = self.load(style_id)
         if not self.can_write(user, doc):
             raise Forbidden(NO_RIGHTS)
-        if not self.sld_path(doc["name"]).is_file():
-            raise NotFound("the style file is not on this node")
+        if not self.sld_path(doc["name"]).is_file() and not (self.shared_records and not self.is_main):
+            raise NotFound("the style file is not on this node")  # a compute node takes a first copy
         return doc
 
     def sld_from_zip(self, archive: Path) -> Path:
@@ -354,11 +356,23 @@ class StyleService:
             raise BadRequest("nodedelete is for compute nodes; use delete on the main node")
         name = check_style_name(style_name)
         doc = self.get(style_id)
+        if doc is None and self.shared_records and not self.styles.find_one(name=name):
+            # Deleted on the main node, which then told this node: the copies of its file here go.
+            self._remove_local(name)
+            return
         if doc is None or not self.can_write(user, doc):
             raise Forbidden(NO_RIGHTS)
         if doc["name"] != name:
             raise BadRequest("styleName is not the name of the style")
+        if self.shared_records:  # the style itself is the main node's; this node keeps copies of its file
+            self._remove_local(name)
+            return
         self._remove(doc)
+
+    def _remove_local(self, name: str) -> None:
+        with self._lock:
+            self.sld_path(name).unlink(missing_ok=True)
+        self._remove_copies(name)
 
     def delete_all_of_user(self, user_id: str) -> None:
         """Every style the user owns, with its file, preview, map-server copy and sharings."""

@@ -32,9 +32,11 @@ import os
 import re
 import threading
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from wasdi_sdk.atomic_files import write_atomic
 
 from ..errors import BadRequest, Forbidden, NoContent, NotModified, ServerFailure
 from ..store import Collection
@@ -99,6 +101,8 @@ class WorkflowService:
         self.products = products
         self.root = root
         self.node_code = node_code
+        self.fetch_graph: Callable[[dict[str, Any], User], bytes] | None = None
+        """In a deployment: reads a workflow's graph from the node it was uploaded to (``nodes.graphs``)."""
         self.node_url = node_url
         self.staging = root / ".incoming"
         self._lock = threading.RLock()
@@ -348,6 +352,10 @@ class WorkflowService:
                         or list(doc.get("outputNodeNames") or []))
         template = check_template_params(body.get("templateParams"))
         graph = self.graph_path(doc["workflowId"])
+        if self.fetch_graph is not None and doc.get("nodeCode") not in (None, self.node_code):
+            # A workflow uploaded on another node: its graph, as it is there now, comes to this node's disk.
+            graph.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(graph, self.fetch_graph(doc, user))
         try:
             data = graph.read_bytes()
         except (FileNotFoundError, IsADirectoryError) as e:

@@ -85,7 +85,13 @@ class WorkspaceService:
         return doc
 
     def folder(self, doc: dict[str, Any]) -> Path:
-        return inside(self.files_root, safe_id(doc["userId"], "owner"), safe_id(doc["workspaceId"], "workspace"))
+        path = inside(self.files_root, safe_id(doc["userId"], "owner"), safe_id(doc["workspaceId"], "workspace"))
+        if doc.get("nodeCode") not in (None, self.nodes.local_code) or path.is_dir():
+            return path
+        # A workspace placed on this node by another node (in a deployment): its folder is made here, on first use.
+        if doc.get("nodeCode") == self.nodes.local_code and self.workspaces.get(doc["workspaceId"]) is not None:
+            path.mkdir(parents=True, exist_ok=True)
+        return path
 
     def names_of(self, owner_id: str, exclude_id: str | None = None) -> list[str]:
         return [d["name"] for d in self.workspaces.find(userId=owner_id) if d["workspaceId"] != exclude_id]
@@ -102,7 +108,9 @@ class WorkspaceService:
         # The folder first, the record last: a crash in between leaves an empty folder with no record, which
         # the next start removes (remove_unrecorded_folders), never a record without its folder.
         folder = self.folder({"userId": user.user_id, "workspaceId": workspace_id})
-        folder.mkdir(parents=True, exist_ok=True)
+        here = node_code == self.nodes.local_code  # else the folder is made on the workspace's node
+        if here:
+            folder.mkdir(parents=True, exist_ok=True)
         try:
             with self.workspaces.transaction():
                 return self.workspaces.insert({
@@ -111,7 +119,8 @@ class WorkspaceService:
                     "isPublic": False, "storageSize": 0,
                 })
         except BaseException:
-            remove_tree(folder)
+            if here:
+                remove_tree(folder)
             raise
 
     def remove_unrecorded_folders(self) -> int:
@@ -142,10 +151,12 @@ class WorkspaceService:
                    read_only: Callable[[dict[str, Any]], bool]) -> list[dict[str, Any]]:
         """WorkspaceListInfoViewModel fields of ``docs``."""
         shared_users = self.sharing.sharings_by_resource(WORKSPACE, {d["workspaceId"] for d in docs})
+        # One look-up per node, not per workspace: with a shared database each is a query.
+        usable = {code: self.nodes.is_usable(code) for code in {d.get("nodeCode") for d in docs}}
         return [{
             "workspaceId": d["workspaceId"], "workspaceName": d["name"], "ownerUserId": d["userId"],
             "sharedUsers": shared_users.get(d["workspaceId"], []),
-            "activeNode": self.nodes.is_usable(d.get("nodeCode")), "nodeCode": d.get("nodeCode"),
+            "activeNode": usable[d.get("nodeCode")], "nodeCode": d.get("nodeCode"),
             "creationDate": int(d.get("creationDate") or 0), "storageSize": human_size(int(d.get("storageSize") or 0)),
             "isPublic": bool(d.get("isPublic")), "readOnly": read_only(d),
         } for d in docs]

@@ -1,4 +1,4 @@
-"""The server's document store: the interface services use and its two durable engines."""
+"""The server's document store: the interface services use, its two embedded engines and the shared one."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ from .base import (
 )
 from .engine import EngineStore
 from .memory import MemoryCollection
+from .postgres_store import PostgresStore, StoreUnavailableError
+from .split import SplitStore
 from .sqlite_store import SQLiteStore
 from .tinydb_store import TinyDBStore
 
@@ -32,6 +34,13 @@ def open_store(data_dir: Path | str, engine: str = "tinydb") -> EngineStore:
     return kind(Path(data_dir))
 
 
+def open_shared_store(url: str, *, max_connections: int = 16, timeout_seconds: float = 10.0) -> PostgresStore:
+    """The store every node of a deployment shares (``store_url``: ``postgresql://...``)."""
+    if not url.startswith(("postgresql://", "postgres://")):
+        raise ValueError(f"store_url must be a postgresql:// URL, not {url.split(':', 1)[0]!r}")
+    return PostgresStore(url, max_connections=max_connections, timeout_seconds=timeout_seconds)
+
+
 __all__ = [
     "ENGINES",
     "Collection",
@@ -39,12 +48,16 @@ __all__ = [
     "DuplicateKeyError",
     "EngineStore",
     "MemoryCollection",
+    "PostgresStore",
     "Predicate",
     "SQLiteStore",
+    "SplitStore",
     "Store",
     "StoreCorruptError",
     "StoreError",
     "StoreLockedError",
+    "StoreUnavailableError",
     "TinyDBStore",
+    "open_shared_store",
     "open_store",
 ]

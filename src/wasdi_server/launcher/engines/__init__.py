@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...services.app_records import PYTHON_TYPES
+from ..box import Box
 from .base import AppLayout, Engine, EngineError, Launch, LogLine
 from .python_env import PythonEngine
 from .unsupported import UnsupportedEngine
@@ -16,15 +17,20 @@ if TYPE_CHECKING:
 
 __all__ = ["AppLayout", "Engine", "EngineError", "Launch", "LogLine", "engine_for"]
 
-_PYTHON: dict[tuple[str, str, tuple[str, ...], bool], PythonEngine] = {}
+PACKAGE_CACHE = ".package-cache"
+"""The folder of ``app_environments_root`` the builds of this server share as their package cache."""
+_PYTHON: dict[tuple[object, ...], PythonEngine] = {}
 
 
 def engine_for(app_type: str, settings: Settings) -> Engine:
     """The engine of an app type (one Python engine per configuration, found once)."""
     if app_type not in PYTHON_TYPES:
         return UnsupportedEngine(app_type)
-    key = (settings.apps_library, settings.apps_python, tuple(settings.apps_find_links), settings.apps_offline)
+    box = Box.from_settings(settings)
+    cache = settings.app_environments_root / PACKAGE_CACHE
+    key = (settings.apps_library, settings.apps_python, tuple(settings.apps_find_links), settings.apps_offline, box,
+           cache)
     if key not in _PYTHON:
         _PYTHON[key] = PythonEngine(settings.apps_library, settings.apps_python, tuple(settings.apps_find_links),
-                                    settings.apps_offline)
+                                    settings.apps_offline, box, cache)
     return _PYTHON[key]

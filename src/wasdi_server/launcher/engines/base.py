@@ -8,12 +8,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from ..box import Job
+
 LogLine = Callable[[str], None]
 """Where an engine writes what it does (the build log, or a run's log), one line per call."""
 
-Runner = Callable[[Sequence[str], Mapping[str, str], Path], int]
-"""Runs a command (argv, environment, working folder) to its end and answers its exit code; the caller
-owns stopping, timeouts and where the output goes."""
+Runner = Callable[[Job], int]
+"""Runs a job in the box to its end and answers its exit code; the caller owns stopping, timeouts and
+where the output goes."""
 
 
 class EngineError(Exception):
@@ -45,6 +47,10 @@ class Launch:
     WASDI_BASE_PATH, WASDI_PARAMETERS_FILE."""
     scratch: Path
     """A private folder for this run (HOME and TMPDIR of the app), removed afterwards."""
+    workspace: Path
+    """The folder of the workspace the run works in: the only other folder it may write."""
+    api_ports: Sequence[int] = ()
+    """The TCP ports of this server's API (what the official library calls)."""
     extra: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -69,7 +75,7 @@ class Engine(Protocol):
         """The package manager of the environment: ``{"name", "version"}``."""
 
     def run(self, app: AppLayout, launch: Launch, runner: Runner) -> int:
-        """Start the app through ``runner`` and answer its exit code."""
+        """Start the app through ``runner`` (in the box) and answer its exit code."""
 
     def delete(self, app: AppLayout) -> None:
         """Remove the app's environment (idempotent)."""

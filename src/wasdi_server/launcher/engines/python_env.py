@@ -2,9 +2,15 @@
 ``uv`` cannot run), holding the official ``wasdi`` library and the packages of the app's ``pip.txt``; a
 run is the one-shot executor (package data of the server) started with the environment's interpreter.
 
+Every command that touches an app's environment runs in the box (``launcher.box``): installing a package
+runs its build code, and starting the environment's interpreter runs the ``.pth`` files of whatever is
+installed.  A build may write the app's environment folder and the server's package cache, read the
+interpreter and the local wheel folders, and reach the outbound ports; a run may read its app and
+environment and write its scratch and workspace folders.
+
 Nothing of the server's environment reaches the installer or the app beyond what they need: ``PATH``,
-``HOME``, ``TMPDIR``, ``LANG`` (and ``UV_CACHE_DIR`` when the operator set it), plus the ``WASDI_*``
-variables of a run.
+``HOME``, ``TMPDIR``, ``LANG``, the installer's index, proxy and certificate variables, plus the
+``WASDI_*`` variables of a run.
 """
 
 from __future__ import annotations
@@ -18,7 +24,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from urllib.parse import urlsplit
 
+from ..box import Box, BoxUnavailable, Job
+from ..box.system import interpreter_paths
 from .base import AppLayout, EngineError, Launch, LogLine, Runner
 from .paths_util import remove_home
 from .requirements import package_name, read_requirements
@@ -32,6 +41,8 @@ INSTALLER_VARIABLES = frozenset({
     "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
 })
 """What the installers (uv, pip) may read of the server's environment: how to reach the package index."""
+CERTIFICATE_VARIABLES = ("SSL_CERT_FILE", "SSL_CERT_DIR", "PIP_CERT", "REQUESTS_CA_BUNDLE")
+PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")
 NOT_APPLIED = {
     "packages.txt": "packages.txt lists system packages: they are not applied on this server (no system "
                     "package manager for apps); the build goes on",
@@ -56,6 +67,20 @@ def _uv_binary() -> str | None:
     return str(path)
 
 
+def _proxy_ports() -> list[int]:
+    """The ports of the proxies the installers are told to use (they must be reachable from the box)."""
+    ports = []
+    for name in PROXY_VARIABLES:
+        value = os.environ.get(name, "")
+        if value:
+            try:
+                parts = urlsplit(value if "://" in value else f"http://{value}")
+                ports.append(parts.port or (443 if parts.scheme == "https" else 80))
+            except ValueError:
+                continue
+    return ports
+
+
 def executor_path() -> Path:
     """The one-shot executor shipped with the server."""
     return Path(str(resources.files("wasdi_server") / "data" / "app_executor.py"))
@@ -69,11 +94,16 @@ class PythonEngine:
     python: str = ""
     find_links: Sequence[str] = ()
     offline: bool = False
+    box: Box = field(default_factory=Box)
+    cache: Path | None = None
+    """The package cache builds share (``UV_CACHE_DIR`` when the operator set it)."""
     family: str = "python"
     uv: str | None = field(default=None)
 
     def __post_init__(self) -> None:
-        self.python = self.python or sys.executable
+        # The interpreter the server's own (virtual) environment was made from: the apps' environments need
+        # nothing of the server's packages, and their builds and runs may read only what they stand on.
+        self.python = self.python or getattr(sys, "_base_executable", "") or sys.executable
         if self.uv is None:
             self.uv = _uv_binary() or ""
 
@@ -85,27 +115,61 @@ class PythonEngine:
     def interpreter(self, app: AppLayout) -> Path:
         return self.venv(app) / "bin" / "python"
 
+    @staticmethod
+    def scratch(app: AppLayout) -> Path:
+        """HOME and TMPDIR of the installers (source builds unpack there), emptied after each command."""
+        return app.home / "tmp"
+
     def _tool_env(self, app: AppLayout) -> dict[str, str]:
-        env = {"PATH": SYSTEM_PATH, "HOME": os.environ.get("HOME", str(app.home)), "LANG": "C.UTF-8",
-               "TMPDIR": os.environ.get("TMPDIR", "/tmp")}
+        scratch = str(self.scratch(app))
+        env = {"PATH": SYSTEM_PATH, "HOME": scratch, "LANG": "C.UTF-8", "TMPDIR": scratch}
         # How this machine reaches the package index: its trust store, proxies and index addresses (an
         # installer that cannot verify the index's certificate builds nothing).  Never the server's secrets.
         env.update({name: value for name, value in os.environ.items() if name in INSTALLER_VARIABLES})
+        if self.cache is not None:
+            env.setdefault("UV_CACHE_DIR", str(self.cache))
+            env.setdefault("PIP_CACHE_DIR", str(Path(env["UV_CACHE_DIR"]) / "pip"))
         return env
 
-    def _call(self, app: AppLayout, command: list[str], log: LogLine) -> None:
+    def _build_job(self, app: AppLayout, command: list[str]) -> Job:
+        env = self._tool_env(app)
+        read = [*interpreter_paths(self.python), *(Path(f) for f in self.find_links)]
+        read += [Path(os.environ[v]) for v in CERTIFICATE_VARIABLES if os.environ.get(v)]
+        if self.uv:
+            read.append(Path(self.uv))
+        write = [app.home] + [Path(env[v]) for v in ("UV_CACHE_DIR", "PIP_CACHE_DIR") if env.get(v)]
+        return Job(command, env, app.home, read=read, write=write, connect_ports=_proxy_ports())
+
+    def _box_run(self, app: AppLayout, command: list[str], on_output: LogLine, timeout: float) -> int:
+        """Run an installer command in the box; its exit code (``EngineError`` when it could not run)."""
+        job = self._build_job(app, command)
+        for folder in job.write:
+            folder.mkdir(parents=True, exist_ok=True)
         try:
-            done = subprocess.run(command, env=self._tool_env(app), cwd=app.home, capture_output=True, text=True,
-                                  timeout=BUILD_TIMEOUT, check=False)
-        except subprocess.TimeoutExpired as e:
-            raise EngineError(f"{Path(command[0]).name} took longer than {BUILD_TIMEOUT // 60} minutes") from e
+            outcome = self.box.run(job, on_output=on_output, timeout=timeout)
+        except BoxUnavailable as e:
+            raise EngineError(str(e)) from e
         except OSError as e:
             raise EngineError(f"cannot start {Path(command[0]).name}: {e.strerror}") from e
-        for line in (done.stdout + done.stderr).splitlines():
-            if line.strip():
-                log(line)
-        if done.returncode != 0:
-            raise EngineError(f"{Path(command[0]).name} {command[1]} failed (exit code {done.returncode})")
+        finally:
+            shutil.rmtree(self.scratch(app), ignore_errors=True)
+        limits = self.box.limits
+        for name in outcome.limits:
+            on_output(limits.explain(name))
+        if outcome.timed_out:
+            raise EngineError(f"{Path(command[0]).name} took longer than {timeout / 60:g} minutes")
+        return outcome.code
+
+    def _call(self, app: AppLayout, command: list[str], log: LogLine) -> None:
+        code = self._box_run(app, command, log, BUILD_TIMEOUT)
+        if code != 0:
+            raise EngineError(f"{Path(command[0]).name} {command[1]} failed (exit code {code})")
+
+    def _output(self, app: AppLayout, command: list[str], what: str, timeout: float) -> str:
+        lines: list[str] = []
+        if self._box_run(app, command, lines.append, timeout) != 0:
+            raise EngineError(f"cannot {what} of {app.name}")
+        return "\n".join(lines)
 
     def _index_options(self) -> list[str]:
         options: list[str] = []
@@ -117,8 +181,10 @@ class PythonEngine:
 
     def _install(self, app: AppLayout, specs: list[str], log: LogLine, *extra: str) -> None:
         if self.uv:
-            command = [self.uv, "pip", "install", "--python", str(self.interpreter(app)), *self._index_options(),
-                       *extra, *specs]
+            # Compiled now, while the environment may be written: a run may not write it, and would otherwise
+            # compile every module it imports each time it starts (pip compiles by default).
+            command = [self.uv, "pip", "install", "--python", str(self.interpreter(app)), "--compile-bytecode",
+                       *self._index_options(), *extra, *specs]
         else:
             command = [str(self.interpreter(app)), "-m", "pip", "install", "--disable-pip-version-check",
                        *self._index_options(), *extra, *specs]
@@ -181,21 +247,26 @@ class PythonEngine:
         else:
             command = [str(self.interpreter(app)), "-m", "pip", "list", "--disable-pip-version-check",
                        "--format", "json"]
-        done = subprocess.run(command, env=self._tool_env(app), capture_output=True, text=True, timeout=120,
-                              check=False)
-        if done.returncode != 0:
-            raise EngineError(f"cannot list the packages of {app.name}")
+        text = self._output(app, command, "list the packages", 120)
+        listing = next((line for line in text.splitlines() if line.startswith("[")), "[]")
         try:
-            rows = json.loads(done.stdout or "[]")
+            rows = json.loads(listing)
         except ValueError as e:
             raise EngineError(f"cannot read the package list of {app.name}") from e
         return [{"name": str(r.get("name")), "version": str(r.get("version"))} for r in rows if isinstance(r, dict)]
 
     def manager(self, app: AppLayout) -> dict[str, str]:
-        command = [self.uv, "--version"] if self.uv else [str(self.interpreter(app)), "-m", "pip", "--version"]
-        done = subprocess.run(command, env=self._tool_env(app), capture_output=True, text=True, timeout=60,
-                              check=False)
-        words = (done.stdout or "").split()
+        if self.uv:
+            # uv itself, not the app's environment: nothing of the app runs.
+            done = subprocess.run([self.uv, "--version"], env={"PATH": SYSTEM_PATH}, capture_output=True, text=True,
+                                  timeout=60, check=False)
+            words = (done.stdout or "").split()
+        else:
+            try:
+                words = self._output(app, [str(self.interpreter(app)), "-m", "pip", "--version"],
+                                     "read the package manager", 60).split()
+            except EngineError:
+                words = []
         return {"name": "uv" if self.uv else "pip", "version": words[1] if len(words) > 1 else ""}
 
     def run(self, app: AppLayout, launch: Launch, runner: Runner) -> int:
@@ -204,7 +275,9 @@ class PythonEngine:
         env = {"PATH": f"{venv_bin}:{SYSTEM_PATH}", "HOME": str(launch.scratch), "TMPDIR": str(launch.scratch),
                "LANG": "C.UTF-8", "PYTHONUNBUFFERED": "1", "VIRTUAL_ENV": str(self.venv(app)),
                **launch.variables, **launch.extra}
-        return runner([str(self.interpreter(app)), str(executor_path())], env, app.folder)
+        read = [app.folder, self.venv(app), executor_path(), *interpreter_paths(self.interpreter(app))]
+        return runner(Job([str(self.interpreter(app)), str(executor_path())], env, app.folder, read=read,
+                          write=[launch.scratch, launch.workspace], connect_ports=launch.api_ports))
 
     def delete(self, app: AppLayout) -> None:
         remove_home(app)

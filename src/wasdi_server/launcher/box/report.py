@@ -1,0 +1,122 @@
+"""What the box will do on this machine, in words: ``wasdi-server doctor`` prints it and the start-up log
+gives its verdict.  A live check starts one boxed program that tries to read the data directory and to
+signal this process, so the report says what the kernel really did, not only what it advertises."""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from . import confine
+from .box import Box, BoxUnavailable
+from .job import Job
+from .system import interpreter_paths
+
+LIVE_CHECK = """
+import os, sys
+refused = []
+for name, action in (("the data directory", lambda: os.listdir(sys.argv[1])),
+                     ("a signal to the server", lambda: os.kill(int(sys.argv[2]), 0))):
+    try:
+        action()
+    except PermissionError:
+        refused.append(name)
+    except OSError:
+        pass
+print("refused: " + ", ".join(refused))
+"""
+
+
+def live_check(box: Box, data_dir: Path) -> dict[str, Any]:
+    """Start one boxed program; whether it started, how long that took, and what it was refused."""
+    job = Job([sys.executable, "-c", LIVE_CHECK, str(data_dir), str(os.getpid())], {"PATH": "/usr/bin:/bin"},
+              Path("/"), read=interpreter_paths(sys.executable), name=f"doctor-{os.getpid()}")
+    lines: list[str] = []
+    started = time.perf_counter()
+    try:
+        outcome = box.run(job, on_output=lines.append, timeout=60)
+    except BoxUnavailable as e:
+        return {"started": False, "reason": str(e)}
+    seconds = time.perf_counter() - started
+    refused = next((line.split(": ", 1)[1] for line in lines if line.startswith("refused: ")), "")
+    return {"started": outcome.exit_code == 0, "milliseconds": round(seconds * 1000), "refused": refused,
+            "output": lines[-5:] if outcome.exit_code != 0 else []}
+
+
+def describe(box: Box, data_dir: Path, api_port: int, live: bool = True) -> dict[str, Any]:
+    """Everything ``wasdi-server doctor`` reports, as data."""
+    support = box.support
+    limits = box.limits
+    refusal = box.refusal()
+    facts: dict[str, Any] = {
+        "kernel": f"{platform.system()} {platform.release()} {confine.machine()}",
+        "landlock_abi": support.landlock_abi,
+        "landlock_needed": confine.REQUIRED_ABI,
+        "seccomp": support.seccomp,
+        "subreaper": support.subreaper,
+        "runs_as_root": os.geteuid() == 0,
+        "cgroups": {name: {"parent": str(place.parent), "version": place.version}
+                    for name, place in support.cgroups.items()},
+        "app_isolation": box.isolation,
+        "tcp_ports": sorted({api_port, *box.outbound_ports} | ({53} if box.confined else set())),
+        "limits": {"memory_mb": limits.memory_mb, "memory_by": support.memory_by,
+                   "processes": limits.processes, "processes_by": support.processes_by,
+                   "open_files": limits.open_files, "file_mb": limits.file_mb, "cpu_seconds": limits.cpu_seconds},
+        "refusal": refusal,
+    }
+    if box.confined and refusal:
+        facts["verdict"] = "runs are refused"
+    elif box.confined:
+        facts["verdict"] = "runs are boxed"
+    else:
+        facts["verdict"] = "runs are NOT boxed (app_isolation = off)"
+    if live and refusal is None:
+        facts["live_check"] = live_check(box, data_dir)
+    return facts
+
+
+def lines(facts: dict[str, Any]) -> list[str]:
+    """The report for people, one ``label  text`` line each."""
+    abi = facts["landlock_abi"]
+    needed = facts["landlock_needed"]
+    limits = facts["limits"]
+    cgroups = facts["cgroups"]
+    rows = [
+        ("kernel", facts["kernel"]),
+        ("Landlock", f"ABI {abi}" + (" (files, TCP ports, signal and abstract-socket scoping)" if abi >= needed
+                                      else f": a box needs ABI {needed}") if abi else "not available"),
+        ("seccomp", "socket filter: TCP only, no UDP or raw sockets" if facts["seccomp"] else "not available"),
+        ("capabilities", "every run drops them all" + (" (the server runs as root)" if facts["runs_as_root"] else "")),
+        ("a run ends whole", "yes: its supervisor is a subreaper and sweeps every process it leaves"
+         if facts["subreaper"] else "only its process group"),
+        ("cgroups", "; ".join(f"{name} in {c['parent']} (v{c['version']})" for name, c in cgroups.items())
+         or "none writable here: limits are per process (resource limits)"),
+        ("app_isolation", facts["app_isolation"]),
+    ]
+    if facts["app_isolation"] != "off":
+        rows.append(("each run may", "read the system's libraries and interpreters, its app and its environment; "
+                     "write its workspace and scratch folders; connect over TCP to ports "
+                     + ", ".join(str(p) for p in facts["tcp_ports"]) + "; nothing else of the data directory"))
+    memory_scope = "per run" if limits["memory_by"] == "cgroup" else "per process"
+    rows.append(("limits", f"memory {limits['memory_mb']} MB ({memory_scope}), "
+                 f"{limits['processes']} processes and threads "
+                 f"({'per run' if limits['processes_by'] == 'cgroup' else 'of the OS user, over what runs now'}), "
+                 f"{limits['open_files']} open files, files up to {limits['file_mb']} MB, "
+                 f"{limits['cpu_seconds']} s of CPU per process"))
+    check = facts.get("live_check")
+    if check:
+        if check.get("started"):
+            rows.append(("live check", f"a boxed program started in {check['milliseconds']} ms and was refused "
+                         + (check.get("refused") or "nothing")))
+        else:
+            rows.append(("live check", "a boxed program did not start: "
+                         + (check.get("reason") or " / ".join(check.get("output") or []))))
+    if facts.get("refusal"):
+        rows.append(("why", facts["refusal"]))
+    rows.append(("verdict", facts["verdict"]))
+    width = max(len(label) for label, _ in rows)
+    return [f"{label:<{width}}  {text}" for label, text in rows]

@@ -1,0 +1,370 @@
+"""The run's supervisor, what the box's trampoline (``trampoline.py``, started by the server as
+``python -I -S trampoline.py REPORT_FD RUN_ID`` with a job on its standard input) runs: it starts the job's
+program confined and supervises it to the end.
+
+Why a trampoline: confinement must be applied by the process that will run the code, between ``fork``
+and ``execve``.  The server is threaded, where running Python code in that window (``preexec_fn``) is
+unsafe; this small single-threaded process does it instead, then stays as the run's supervisor:
+
+- it is a child subreaper: every process the run starts, however it detaches (double fork, ``setsid``),
+  stays its descendant, so when the program ends (or the server asks it to stop with SIGTERM, or the
+  server dies: parent-death signal) it kills every descendant left and reaps them: a run ends whole;
+- it puts the program in the run's cgroups (pids, memory) when the server found writable ones, and reads
+  their counters afterwards to tell which limit a run passed;
+- it writes one report on ``REPORT_FD`` (exit code, signal, limits passed, processes it had to kill)
+  and exits with the program's exit code.
+
+Standard library only, and nothing of the server is imported: an interpreter with ``-I -S`` starts in a
+few milliseconds (so not even ``typing``, ``contextlib`` or ``platform``, hence the plain ``try``/``except``
+blocks; and ``marshal`` rather than ``json``, which imports ``re``: the job and the report are plain values
+written and read by the same interpreter, the server's).  The confining itself is ``confine.py`` beside this file.
+"""
+# ruff: noqa: SIM105  (contextlib.suppress would import contextlib: see above)
+
+from __future__ import annotations
+
+import _signal as signal  # the C module: ``signal`` imports enum, which imports much more
+import marshal
+import os
+import resource
+import sys
+import time
+
+import confine  # a sibling module: the trampoline put this folder first on the path
+
+EXIT_NOT_STARTED = 126
+SIGNALS_OF_LIMITS = {signal.SIGXCPU: "cpu_seconds", signal.SIGXFSZ: "file_mb"}
+
+
+class StopRequested(Exception):
+    """The server asked the run to stop (SIGTERM), or died (parent-death signal)."""
+
+
+def descendants(root: int) -> list[int]:
+    """Every process below ``root``, from ``/proc`` (parents first)."""
+    children: dict[int, list[int]] = {}
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return []
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as handle:
+                data = handle.read()
+        except OSError:
+            continue
+        try:
+            parent = int(data.rsplit(b")", 1)[1].split()[1])
+        except (IndexError, ValueError):
+            continue
+        children.setdefault(parent, []).append(int(name))
+    found: list[int] = []
+    queue = [root]
+    while queue:
+        for child in children.get(queue.pop(), ()):
+            found.append(child)
+            queue.append(child)
+    return found
+
+
+def count_user_tasks(uid: int) -> int:
+    """Threads of every process of ``uid`` (what RLIMIT_NPROC counts)."""
+    total = 0
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            if os.stat(f"/proc/{name}").st_uid == uid:
+                total += len(os.listdir(f"/proc/{name}/task"))
+        except OSError:
+            continue
+    return total
+
+
+class Cgroups:
+    """The run's cgroups (``{"pids": {"path", "version"}, "memory": {...}}``), made, joined, read, removed."""
+
+    def __init__(self, plan: dict[str, dict[str, object]], limits: dict[str, int]) -> None:
+        self.plan = plan
+        self.limits = limits
+        self.made: list[str] = []
+
+    def make(self) -> None:
+        for controller, place in self.plan.items():
+            # The supervisor's pid in the name tells a later server whether the cgroup is a live run's.
+            path = place["path"] = f"{place['path']}.{os.getpid()}"
+            parent = os.path.dirname(path)
+            for _ in range(5):  # another run may remove the shared parent between our two mkdirs
+                try:
+                    os.makedirs(parent, exist_ok=True)
+                    if int(place["version"]) == 2:
+                        _write(os.path.join(parent, "cgroup.subtree_control"), f"+{controller}")
+                    os.mkdir(path)
+                    break
+                except FileExistsError:
+                    break
+                except FileNotFoundError:
+                    continue
+            self.made.append(path)
+            self._set_limit(controller, int(place["version"]), path)
+
+    def _set_limit(self, controller: str, version: int, path: str) -> None:
+        if controller == "pids":
+            _write(os.path.join(path, "pids.max"), str(self.limits["processes"]))
+        elif controller == "memory":
+            name = "memory.limit_in_bytes" if version == 1 else "memory.max"
+            _write(os.path.join(path, name), str(self.limits["memory_bytes"]))
+            if version == 2:
+                try:
+                    _write(os.path.join(path, "memory.swap.max"), "0")
+                except OSError:
+                    pass
+
+    def join(self) -> None:
+        """Move the calling process into every run cgroup (called by the program's process itself)."""
+        for path in self.made:
+            _write(os.path.join(path, "cgroup.procs"), "0")
+
+    def members(self) -> list[int]:
+        pids: list[int] = []
+        for path in self.made:
+            try:
+                with open(os.path.join(path, "cgroup.procs")) as handle:
+                    pids += [int(line) for line in handle if line.strip()]
+            except (OSError, ValueError):
+                continue
+        return pids
+
+    def limits_passed(self) -> list[str]:
+        passed = []
+        for controller, place in self.plan.items():
+            path = str(place["path"])
+            if controller == "pids" and _counter(os.path.join(path, "pids.events"), "max") > 0:
+                passed.append("processes")
+            if controller == "memory":
+                name = "memory.oom_control" if int(place["version"]) == 1 else "memory.events"
+                if _counter(os.path.join(path, name), "oom_kill") > 0:
+                    passed.append("memory_mb")
+        return passed
+
+    def remove(self) -> None:
+        for path in self.made:
+            for _ in range(50):
+                try:
+                    os.rmdir(path)
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.01)  # the last members are still being torn down
+            try:
+                os.rmdir(os.path.dirname(path))  # the shared parent, once no run uses it
+            except OSError:
+                pass
+
+
+def _write(path: str, text: str) -> None:
+    with open(path, "w", encoding="ascii") as handle:
+        handle.write(text)
+
+
+def _counter(path: str, key: str) -> int:
+    try:
+        with open(path, encoding="ascii") as handle:
+            for line in handle:
+                parts = line.split()
+                if len(parts) == 2 and parts[0] == key:
+                    return int(parts[1])
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+class Supervisor:
+    def __init__(self, job: dict[str, object]) -> None:
+        self.job = job
+        self.limits: dict[str, int] = dict(job.get("limits") or {})
+        self.cgroups = Cgroups(dict(job.get("cgroups") or {}), self.limits)
+        self.main = 0
+        self.main_status: int | None = None
+        self.stopping = False
+        self.killed = 0
+
+    # -- the program's side of the fork ----------------------------------------------------------------
+    def start_program(self) -> None:
+        """In the forked child: confine this process, then become the program.  Never returns."""
+        job = self.job
+        try:
+            os.setpgid(0, 0)
+            null = os.open(os.devnull, os.O_RDONLY)
+            os.dup2(null, 0)
+            os.closerange(3, 1 << 16)
+            for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGPIPE):
+                signal.signal(sig, signal.SIG_DFL)
+            self.cgroups.join()
+            self._set_limits()
+            os.chdir(job["cwd"])
+            if job.get("confine"):
+                confine.drop_capabilities()
+                confine.set_no_new_privileges()
+                confine.install_socket_filter()
+                confine.restrict_with_landlock(job["read"], job["write"], job["devices"], job["connect_ports"],
+                                               job["bind_ports"])
+            os.execve(job["program"], job["argv"], job["env"])
+        except BaseException as e:
+            try:
+                os.write(2, f"box: cannot start {job['argv'][0]}: {e}\n".encode(errors="replace"))
+            except OSError:
+                pass
+        os._exit(EXIT_NOT_STARTED)
+
+    def _set_limits(self) -> None:
+        limits = self.limits
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        pairs = {resource.RLIMIT_NOFILE: limits.get("open_files"), resource.RLIMIT_FSIZE: limits.get("file_bytes")}
+        if limits.get("memory_by") == "rlimit":
+            pairs[resource.RLIMIT_DATA] = limits.get("memory_bytes")
+        for kind, value in pairs.items():
+            if value:
+                _lower(kind, int(value), int(value))
+        cpu = int(limits.get("cpu_seconds") or 0)
+        if cpu:
+            _lower(resource.RLIMIT_CPU, cpu, cpu + 5)
+        if limits.get("processes_by") == "rlimit" and limits.get("processes"):
+            # RLIMIT_NPROC counts every task of the user, so the run's share is added to what runs now.
+            allowed = count_user_tasks(os.getuid()) + int(limits["processes"])
+            _lower(resource.RLIMIT_NPROC, allowed, allowed)
+
+    # -- the supervisor's side -------------------------------------------------------------------------
+    def _on_stop(self, signum: int, frame: object) -> None:
+        if not self.stopping:
+            self.stopping = True
+            raise StopRequested
+
+    def run(self) -> dict[str, object]:
+        try:
+            confine.set_subreaper()
+            confine.set_parent_death_signal(signal.SIGTERM)
+            confine.set_not_dumpable()
+        except (OSError, AttributeError):
+            pass  # not Linux (no prctl): the program's process group is what the sweep reaches there
+        for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+            signal.signal(sig, self._on_stop)
+        report: dict[str, object] = {"exit_code": None, "signal": None, "limits": [], "killed": 0, "stopped": False}
+        try:
+            if os.getppid() != int(self.job.get("parent_pid") or os.getppid()):
+                raise StopRequested  # the server died before the parent-death signal was armed
+            self.cgroups.make()
+            pid = os.fork()
+            if pid == 0:
+                self.start_program()
+            self.main = pid
+            self._wait_for_main()
+        except StopRequested:
+            report["stopped"] = True
+            self._terminate(float(self.job.get("grace_seconds") or 3.0))
+        except OSError as e:
+            report["error"] = f"{type(e).__name__}: {e}"
+        finally:
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGHUP, signal.SIGINT})
+            self._sweep()
+            report["limits"] = self._limits_passed()
+            try:
+                self.cgroups.remove()
+            except OSError:
+                pass
+        status = self.main_status
+        if status is not None:
+            if os.WIFSIGNALED(status):
+                report["signal"] = os.WTERMSIG(status)
+            else:
+                report["exit_code"] = os.waitstatus_to_exitcode(status)
+        report["killed"] = self.killed
+        report["stopped"] = report["stopped"] or self.stopping
+        return report
+
+    def _limits_passed(self) -> list[str]:
+        passed = self.cgroups.limits_passed()
+        status = self.main_status
+        if status is not None and os.WIFSIGNALED(status):
+            name = SIGNALS_OF_LIMITS.get(os.WTERMSIG(status))
+            if name and name not in passed:
+                passed.append(name)
+        return passed
+
+    def _wait_for_main(self) -> None:
+        while self.main_status is None:
+            try:
+                pid, status = os.waitpid(-1, 0)
+            except ChildProcessError:
+                return
+            if pid == self.main:
+                self.main_status = status
+
+    def _reap(self) -> bool:
+        """Reap every child that has ended; whether any child is left."""
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return False
+            if pid == 0:
+                return True
+            if pid == self.main and self.main_status is None:
+                self.main_status = status
+
+    def _signal_all(self, sig: int) -> int:
+        targets = set(descendants(os.getpid())) | set(self.cgroups.members())
+        targets.discard(os.getpid())
+        for pid in targets:
+            try:
+                os.kill(pid, sig)
+            except OSError:
+                pass
+        if self.main:
+            try:
+                os.killpg(self.main, sig)  # where /proc cannot be read, the program's own group at least
+            except OSError:
+                pass
+        return len(targets)
+
+    def _terminate(self, grace: float) -> None:
+        """SIGTERM to the whole run, then (after ``grace`` seconds) the sweep."""
+        self._signal_all(signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline and self._reap():
+            time.sleep(0.02)
+
+    def _sweep(self) -> None:
+        """SIGKILL whatever is left of the run, until no descendant remains."""
+        first = True
+        while self._reap():
+            killed = self._signal_all(signal.SIGKILL)
+            if first:
+                self.killed, first = killed, False
+            if not killed:
+                time.sleep(0.01)
+
+
+def _lower(kind: int, soft: int, hard: int) -> None:
+    _, current_hard = resource.getrlimit(kind)
+    if current_hard != resource.RLIM_INFINITY:
+        hard = min(hard, current_hard)
+    resource.setrlimit(kind, (min(soft, hard), hard))
+
+
+def main() -> int:
+    report_fd = int(sys.argv[1])
+    job = marshal.loads(sys.stdin.buffer.read())
+    report = Supervisor(job).run()
+    try:
+        os.write(report_fd, marshal.dumps(report))
+        os.close(report_fd)
+    except OSError:
+        pass
+    if report.get("signal"):
+        return 128 + int(report["signal"])
+    code = report.get("exit_code")
+    return int(code) if code is not None else EXIT_NOT_STARTED

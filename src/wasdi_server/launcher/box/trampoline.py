@@ -1,0 +1,13 @@
+"""The box's trampoline: ``python -I -S trampoline.py REPORT_FD RUN_ID`` with a job on standard input.
+
+A script is compiled each time it runs, so this one only puts its folder on the path and hands over to
+``supervisor.py`` (compiled once, like any module).  Standard library only: see ``supervisor.py``."""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import supervisor
+
+sys.exit(supervisor.main())

@@ -1,0 +1,118 @@
+"""Work goes where the workspace is: a call of ``catalog.placement.WORKSPACE_NODE`` about a workspace held
+by another node is sent to that node, and its answer (status, headers, body, streamed) is this node's.
+
+The request goes as the client sent it (method, path, query, body, the caller's session), so the other
+node authenticates the caller and checks their rights again with the same handler.  It carries the node
+headers, and a request that came from another node is never forwarded again: a misplaced workspace cannot
+make nodes call each other in a loop.  A node that cannot be reached is a failure in the endpoint's own
+style, saying which node and why.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import ExitStack
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+from wasdi_sdk.catalog.placement import WORKSPACE_NODE
+
+from ..api.answers import Answer
+from ..errors import ServerFailure
+from .client import NodeClient, NodeUnreachable, Peer
+from .identity import NodeIdentity
+
+if TYPE_CHECKING:
+    from ..api.framework import Call
+    from ..store import Collection
+
+log = logging.getLogger("wasdi_server.nodes")
+
+REQUEST_HEADERS = ("x-session-token", "content-type", "accept", "if-none-match", "accept-encoding")
+ANSWER_HEADERS = ("content-disposition", "etag", "cache-control", "last-modified")
+CHUNK = 256 * 1024
+
+
+def workspace_named(call: Call, where: tuple[str, ...]) -> str | None:
+    """The workspace id a call names (its query parameter, or a field of its JSON body)."""
+    for place in where:
+        if place.startswith("body:"):
+            data = call.body_json()
+            found = data.get(place.removeprefix("body:")) if isinstance(data, dict) else None
+        else:
+            found = call.params.get(place) if place in call.params else (call.extra.get(place) or [None])[0]
+        if found:
+            return str(found)
+    return None
+
+
+class Forwarder:
+    """Decides which node runs a call, and relays it there."""
+
+    def __init__(self, identity: NodeIdentity, client: NodeClient, workspaces: Collection) -> None:
+        self.identity = identity
+        self.client = client
+        self.workspaces = workspaces
+
+    def node_of(self, call: Call) -> str | None:
+        """The code of the other node that must answer ``call``, or ``None`` when this node does."""
+        where = WORKSPACE_NODE.get(call.endpoint.name)
+        if where is None or not self.identity.in_deployment or self.identity.is_node_call(call.request.get_header):
+            return None  # a node's forwarded call is answered here, never forwarded again
+        workspace_id = workspace_named(call, where)
+        doc = self.workspaces.get(workspace_id) if workspace_id and len(workspace_id) <= 200 else None
+        code = str((doc or {}).get("nodeCode") or "")
+        if not code or code == self.identity.code:
+            return None
+        return code
+
+    def relay(self, call: Call, code: str) -> Answer:
+        """Send ``call`` to node ``code``; its answer, to give the client as it is."""
+        try:
+            peer = self.client.peer(code)
+        except NodeUnreachable as e:
+            raise ServerFailure(f"the workspace is on node {code}, which cannot be reached: {e}") from e
+        req = call.request
+        headers = {name: value for name in REQUEST_HEADERS if (value := req.get_header(name))}
+        content = self._body(call)
+        if content is not None and req.content_length is not None and not isinstance(content, bytes):
+            headers["content-length"] = str(req.content_length)
+        stack = ExitStack()  # open until the answer has been streamed to the client
+        try:
+            response = stack.enter_context(self.client.open(peer, req.method, req.path, query=req.query_string,
+                                                            headers=headers, content=content))
+        except NodeUnreachable as e:
+            stack.close()
+            log.warning("forwarding %s %s to node %s failed: %s", req.method, call.endpoint.path, code, e)
+            raise ServerFailure(f"the workspace is on node {code}, which cannot be reached now; try again later "
+                                f"({e})") from e
+        answer_headers = {name: response.headers[name] for name in ANSWER_HEADERS if name in response.headers}
+        length = response.headers.get("content-length")
+        media_type = response.headers.get("content-type", "application/json")
+        status = response.status_code
+        if status in (204, 304) or req.method == "HEAD":
+            stack.close()
+            return Answer(status=status, media_type=media_type, body=b"", headers=answer_headers)
+        return Answer(status=status, media_type=media_type, stream=self._chunks(stack, response, peer),
+                      length=int(length) if length and length.isdigit() else None, headers=answer_headers)
+
+    @staticmethod
+    def _chunks(stack: ExitStack, response: httpx.Response, peer: Peer) -> Iterator[bytes]:
+        try:
+            yield from response.iter_raw(CHUNK)
+        except httpx.HTTPError as e:
+            log.warning("the answer of node %s broke off: %s", peer.code, e)
+        finally:
+            stack.close()
+
+    @staticmethod
+    def _body(call: Call) -> Any:
+        """The request body to send on: bytes when the handler-side parsing already read it, else the stream."""
+        if call.endpoint.body.kind.value == "none":
+            return None
+        if call.raw_body is not None:
+            return call.raw_body
+        stream = call.request.bounded_stream
+        return iter(lambda: stream.read(CHUNK), b"")
