@@ -34,6 +34,18 @@ def distribution(requirement: str) -> str:
     return re.sub(r"[-_.]+", "-", Requirement(requirement).name).lower()
 
 
+def brought_by(requirement: str) -> set[str]:
+    """The distributions a requirement installs itself: its own, and those of the extras it names
+    (``psycopg[pool]`` brings ``psycopg-pool``)."""
+    parsed = Requirement(requirement)
+    names = {distribution(requirement)}
+    for line in importlib.metadata.requires(parsed.name) or []:
+        needed = Requirement(line)
+        if needed.marker is not None and any(needed.marker.evaluate({"extra": e}) for e in parsed.extras):
+            names.add(distribution(line))
+    return names
+
+
 def imports_of(package: str) -> dict[str, str]:
     """Top-level third-party modules ``package`` imports (function-local imports included) -> a file importing it."""
     found: dict[str, str] = {}
@@ -41,12 +53,13 @@ def imports_of(package: str) -> dict[str, str]:
         relative = path.relative_to(ROOT / "src").as_posix()
         if relative in NOT_IMPORTED_BY_US:
             continue
+        siblings = {p.stem for p in path.parent.glob("*.py")}  # scripts run from their folder import these
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
                 [node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module else []
             for name in names:
                 top = name.split(".")[0]
-                if top not in sys.stdlib_module_names and top not in FIRST_PARTY:
+                if top not in sys.stdlib_module_names and top not in FIRST_PARTY and top not in siblings:
                     found.setdefault(top, relative)
     return found
 
@@ -58,14 +71,14 @@ def providers(module: str) -> set[str]:
 
 @pytest.mark.parametrize("package", sorted(PACKAGES))
 def test_every_import_is_declared_where_the_package_is_installed(package: str) -> None:
-    declared = {distribution(r) for extra in PACKAGES[package] for r in RUNTIME[extra]}
+    declared = {d for extra in PACKAGES[package] for r in RUNTIME[extra] for d in brought_by(r)}
     undeclared = {module: where for module, where in imports_of(package).items() if not providers(module) & declared}
     assert not undeclared, f"{package} imports libraries its extras do not declare: {undeclared}"
 
 
 def test_every_declared_runtime_library_is_imported() -> None:
     used = {d for package in PACKAGES for module in imports_of(package) for d in providers(module)}
-    unused = {extra or "base": sorted(distribution(r) for r in requirements if distribution(r) not in used)
+    unused = {extra or "base": sorted(distribution(r) for r in requirements if not brought_by(r) & used)
               for extra, requirements in RUNTIME.items()}
     assert not any(unused.values()), f"declared but imported by no module: {unused}"
 

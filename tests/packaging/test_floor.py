@@ -1,7 +1,8 @@
 """The floor of every runtime range in pyproject.toml is tested: a fresh environment gets the wheel with each
-declared dependency (base, cli, server, geo, postgresql) pinned to its lowest allowed release, and ``floor_smoke.py`` serves,
-uploads, downloads, styles, publishes a band and runs the CLI in it.  The newest releases are what ``make test``
-runs with (tests/packaging/test_dependencies.py checks they are inside the ranges).
+declared dependency (base, cli, server, geo, postgresql) pinned to its lowest allowed release, and
+``floor_smoke.py`` serves, uploads, downloads, styles, publishes a band and runs the CLI in it.  The newest
+releases are what ``make test`` runs with (tests/packaging/test_dependencies.py checks they are inside the
+ranges).
 
 Slow and needs the package index (old releases are rarely in pip's cache): ``make test-install``.
 """
