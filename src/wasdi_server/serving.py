@@ -27,6 +27,7 @@ from waitress.channel import ClientDisconnected, HTTPChannel
 from waitress.parser import HTTPRequestParser
 from waitress.receiver import FixedStreamReceiver
 from waitress.server import BaseWSGIServer
+from waitress.utilities import InternalServerError
 
 from .api.multipart_stream import SPOOL_PREFIX, MultipartSpool, boundary_of
 
@@ -50,7 +51,21 @@ class UploadSpoolingParser(HTTPRequestParser):  # type: ignore[misc]
             return
         boundary = boundary_of(self.headers.get("CONTENT_TYPE"))
         if boundary is not None:
-            receiver.buf = MultipartSpool(boundary, self.upload_spool)
+            self.body_rcv = SpoolingReceiver(self.content_length, MultipartSpool(boundary, self.upload_spool))
+
+
+class SpoolingReceiver(FixedStreamReceiver):  # type: ignore[misc]
+    """Waitress's body receiver over a ``MultipartSpool``: a spool that cannot be written (a full disk) ends the
+    request with a 500 that says why, instead of an error in the server's main loop."""
+
+    def received(self, data: bytes) -> int:
+        try:
+            return int(super().received(data))
+        except OSError as e:
+            log.error("an upload could not be written to the spool (%s): answered 500", e)
+            self.error = InternalServerError(f"the upload could not be written on the server ({e.strerror or e})")
+            self.completed = True
+            return len(data)
 
 
 class SpillSafeChannel(HTTPChannel):  # type: ignore[misc]

@@ -5,6 +5,7 @@ the spool."""
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import random
@@ -209,3 +210,29 @@ def test_the_server_reads_sockets_in_big_chunks_and_returns_freed_memory() -> No
     done = subprocess.run([sys.executable, "-c", "from wasdi_server.serving import return_freed_memory as r; "
                            "print(r())"], capture_output=True, text=True, timeout=60, check=True)
     assert done.stdout.strip() == "True"
+
+
+def test_a_spool_that_cannot_be_written_is_a_500_and_leaves_nothing(served: tuple[Server, str, Path],
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    app_server, base_url, spool = served
+    alice = app_server.add_user("alice@example.org")
+    with WasdiClient(base_url=base_url, session_token=alice.token, max_retries=0) as client:
+        ws = client.workspaces.create(name="full").string_value or ""
+
+    def disk_full(self: MultipartSpool, data: bytes, start: int, end: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(MultipartSpool, "_content", disk_full)
+    content_type, body = encoded({"file": ("x.bin", os.urandom(200_000))})
+    with httpx.Client(base_url=base_url, timeout=30) as http:
+        try:
+            answer = http.post("/product/uploadfilebylib", params={"workspace": ws, "name": "x.bin"}, content=body,
+                               headers={"content-type": content_type, "x-session-token": alice.token})
+            assert answer.status_code == 500 and b"could not be written" in answer.content
+        except httpx.TransportError:
+            pass  # the server answered and closed while the client was still sending: also no wait
+    monkeypatch.undo()
+    assert emptied(spool)
+    with WasdiClient(base_url=base_url, session_token=alice.token, max_retries=0) as client:
+        assert client.utility.hello().string_value  # the server goes on serving
+        assert client.products.list(ws) == []

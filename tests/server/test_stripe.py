@@ -229,9 +229,18 @@ def test_retries_are_bounded_and_follow_stripes_advice(stripe_api: respx.MockRou
     assert route.call_count == 1 + MAX_RETRIES + 2 and PAUSES == []  # a refusal is not sent again
 
 
-def test_retries_stop_at_the_timeout(stripe_api: respx.MockRouter) -> None:
+def test_retries_stop_at_the_timeout(stripe_api: respx.MockRouter, monkeypatch: pytest.MonkeyPatch) -> None:
+    from wasdi_server.providers.payments import stripe
+
+    now = [1000.0]  # a clock that only the pauses move, so a loaded machine changes nothing
     pauses: list[float] = []
-    quick = StripePaymentProvider(KEY, API, timeout_seconds=0.6, sleep=pauses.append)
+
+    def pause(seconds: float) -> None:
+        pauses.append(seconds)
+        now[0] += seconds
+
+    monkeypatch.setattr(stripe.time, "monotonic", lambda: now[0])
+    quick = StripePaymentProvider(KEY, API, timeout_seconds=1.2, sleep=pause)
     route = stripe_api.post("/v1/checkout/sessions").mock(side_effect=httpx.ConnectError("refused"))
     with pytest.raises(PaymentError, match="cannot reach Stripe"):
         quick.create_checkout(request())
