@@ -5,16 +5,18 @@ one user added with the management command), makes a zero-filled sparse file of 
 (default 1 GiB) and, from this process:
 
 1. baseline: copies the file locally twice, on the same disk, with ``shutil.copyfile`` (the kernel's
-   copy) and with a Python loop of 1 MiB reads and writes;
+   copy) and with a Python loop of 1 MiB reads and writes, each made durable with an ``fsync`` as the
+   server makes an upload durable before it answers;
 2. uploads it through both upload endpoints, as streamed multipart POSTs: ``/product/uploadfilebylib``
    (``client.products.upload_without_ingest``) and ``/product/uploadfile`` (``client.products.upload``;
    the INGEST it queues is waited for before the next step, outside the time measured);
 3. downloads it back with ``client.files.download`` (streamed to a temporary file, then renamed);
 
 checks the sizes, and prints MB/s for each with its ratio against the faster local copy (target: each
-upload >= 0.5x), and the peak resident memory of the server over its whole life (``VmHWM`` of
-``/proc/<pid>/status`` when the transfers are done; target < 150 MiB) and of this client process per
-transfer (reset with ``/proc/<pid>/clear_refs`` before each).
+upload >= 0.5x; every step starts after an ``os.sync()``, so none pays for another's pending writes), and
+the peak resident memory of the server over its whole life (``VmHWM`` of ``/proc/<pid>/status`` when the
+transfers are done; target < 150 MiB) and of this client process per transfer (reset with
+``/proc/<pid>/clear_refs`` before each).
 
 ``--compare-src DIR`` measures the uploads a second time, in the same run, with the server of another
 source tree (``DIR/src``, e.g. an export of main), for a before-and-after figure on the same disk.
@@ -97,18 +99,27 @@ def reset_hwm(pid: int | str = "self") -> bool:
         return False
 
 
+def copy_loop(source: Path, target: Path) -> None:
+    with open(source, "rb") as src, open(target, "wb") as dst:
+        while chunk := src.read(1 << 20):
+            dst.write(chunk)
+        os.fsync(dst.fileno())
+
+
+def durable_copyfile(source: Path, target: Path) -> None:
+    shutil.copyfile(source, target)
+    with open(target, "rb") as copy:
+        os.fsync(copy.fileno())
+
+
 def timed(label: str, action) -> float:  # type: ignore[no-untyped-def]
+    """Seconds ``action`` takes, from a disk with no pending writes (so each figure pays for its own only)."""
+    os.sync()
     started = time.perf_counter()
     action()
     seconds = time.perf_counter() - started
     print(f"  {label:<28} {seconds:8.2f} s", flush=True)
     return seconds
-
-
-def copy_loop(source: Path, target: Path) -> None:
-    with open(source, "rb") as src, open(target, "wb") as dst:
-        while chunk := src.read(1 << 20):
-            dst.write(chunk)
 
 
 def start_server(data: Path, log_path: Path, *options: str, sftp_port: int = 0,
@@ -241,9 +252,9 @@ def main() -> int:
               f"Python {platform.python_version()}, {os.cpu_count()} CPUs", flush=True)
 
         print("baseline (local copies on the same disk)", flush=True)
-        sendfile_s = timed("shutil.copyfile", lambda: shutil.copyfile(source, work / "copy1.bin"))
+        sendfile_s = timed("shutil.copyfile + fsync", lambda: durable_copyfile(source, work / "copy1.bin"))
         (work / "copy1.bin").unlink()
-        loop_s = timed("Python 1 MiB read/write loop", lambda: copy_loop(source, work / "copy2.bin"))
+        loop_s = timed("Python 1 MiB loop + fsync", lambda: copy_loop(source, work / "copy2.bin"))
         (work / "copy2.bin").unlink()
         copy_s = min(sendfile_s, loop_s)
 
@@ -260,8 +271,8 @@ def main() -> int:
             return ratio
 
         print("\nthroughput", flush=True)
-        row("shutil.copyfile", sendfile_s)
-        row("Python copy loop", loop_s)
+        row("shutil.copyfile + fsync", sendfile_s)
+        row("Python 1 MiB loop + fsync", loop_s)
         results = []
         for label in ("/product/uploadfilebylib", "/product/uploadfile"):
             ratio = row(label, ours[label])

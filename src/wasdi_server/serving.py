@@ -34,8 +34,10 @@ from .api.multipart_stream import SPOOL_PREFIX, MultipartSpool, boundary_of
 log = logging.getLogger("wasdi_server")
 UPLOAD_SPOOL = ".upload-spool"
 """The spool folder's name in the workspace files' root (on their disk; no user id starts with a dot)."""
-RECV_BYTES = 64 * 1024
+RECV_BYTES = 256 * 1024
 """What one read of a socket takes (waitress reads 8 KiB by default: a 1 GiB upload would be 131,072 reads)."""
+MMAP_THRESHOLD = 1024 * 1024
+"""Blocks from this size up are mapped on their own and unmapped when freed (socket reads stay below it)."""
 
 
 class UploadSpoolingParser(HTTPRequestParser):  # type: ignore[misc]
@@ -127,7 +129,7 @@ def clear_spool(folder: Path) -> None:
 
 def return_freed_memory() -> bool:
     """glibc's allocator, tuned for a long-lived threaded server: two arenas instead of one per thread, and
-    blocks of 256 KiB and more mapped on their own, so what a request freed (a password check's 8 MiB, a
+    blocks of 1 MiB and more mapped on their own, so what a request freed (a password check's 8 MiB, a
     transfer's buffers) goes back to the system instead of staying in some thread's arena.  False where the
     C library is not glibc (nothing is changed)."""
     try:
@@ -136,7 +138,7 @@ def return_freed_memory() -> bool:
     except (OSError, AttributeError):
         return False
     m_mmap_threshold, m_arena_max = -3, -8
-    return bool(mallopt(m_arena_max, 2)) and bool(mallopt(m_mmap_threshold, 256 * 1024))
+    return bool(mallopt(m_arena_max, 2)) and bool(mallopt(m_mmap_threshold, MMAP_THRESHOLD))
 
 
 def serve(app: Any, **options: Any) -> None:
