@@ -21,7 +21,7 @@ transfers are done; target < 150 MiB) and of this client process per transfer (r
 ``--compare-src DIR`` measures the uploads a second time, in the same run, with the server of another
 source tree (``DIR/src``, e.g. an export of main), for a before-and-after figure on the same disk.
 
-    python bench/transfer.py [--size 1G] [--timeout 900] [--parts http,sftp] [--compare-src DIR] [--check]
+    python bench/transfer.py [--size 1G] [--timeout 900] [--parts http,sftp] [--rounds 3] [--compare-src DIR] [--check]
 
 The SFTP part (``--parts sftp``; both parts run by default) moves the same file through the server's
 built-in SFTP service with OpenSSH's ``sftp`` client, and the same client against OpenSSH's own ``sshd``
@@ -41,6 +41,7 @@ import os
 import platform
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -223,6 +224,8 @@ def main() -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
     parser.add_argument("--parts", default="http,sftp",
                         help="what to measure: http (the SDK's uploads and download), sftp (the SFTP service)")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="rounds of every measurement, interleaved; the figures are medians (a busy disk varies)")
     parser.add_argument("--compare-src", type=Path, default=None,
                         help="another source tree (its src/ holds wasdi_server) whose uploads are measured too")
     args = parser.parse_args()
@@ -251,48 +254,57 @@ def main() -> int:
         print(f"transfer of {size:,} bytes ({size / 1024**3:.2f} GiB), zero-filled sparse source; "
               f"Python {platform.python_version()}, {os.cpu_count()} CPUs", flush=True)
 
-        print("baseline (local copies on the same disk)", flush=True)
-        sendfile_s = timed("shutil.copyfile + fsync", lambda: durable_copyfile(source, work / "copy1.bin"))
-        (work / "copy1.bin").unlink()
-        loop_s = timed("Python 1 MiB loop + fsync", lambda: copy_loop(source, work / "copy2.bin"))
-        (work / "copy2.bin").unlink()
-        copy_s = min(sendfile_s, loop_s)
+        rounds: list[dict[str, float]] = []
+        for number in range(1, args.rounds + 1):
+            print(f"round {number} of {args.rounds}: local copies on the same disk", flush=True)
+            figures = {"shutil.copyfile + fsync": timed("shutil.copyfile + fsync",
+                                                        lambda: durable_copyfile(source, work / "copy1.bin"))}
+            (work / "copy1.bin").unlink()
+            figures["Python 1 MiB loop + fsync"] = timed("Python 1 MiB loop + fsync",
+                                                         lambda: copy_loop(source, work / "copy2.bin"))
+            (work / "copy2.bin").unlink()
+            print("through the server (SDK, streamed)", flush=True)
+            figures.update(http_uploads(size, source, work, args, SRC, download=number == 1))
+            if args.compare_src is not None:
+                print(f"through the server of {args.compare_src}", flush=True)
+                other = http_uploads(size, source, work, args, args.compare_src.resolve() / "src", download=False)
+                figures.update({f"{label} ({args.compare_src.name})": value for label, value in other.items()})
+            rounds.append(figures)
 
-        print("through the server (SDK, streamed)", flush=True)
-        ours = http_uploads(size, source, work, args, SRC, download=True)
-        other = None
-        if args.compare_src is not None:
-            print(f"through the server of {args.compare_src}", flush=True)
-            other = http_uploads(size, source, work, args, args.compare_src.resolve() / "src", download=False)
-
-        def row(label: str, seconds: float) -> float:
-            ratio = copy_s / seconds
-            print(f"  {label:<36} {size / MB / seconds:9.1f} MB/s   {ratio:5.2f} x the faster local copy")
+        def row(label: str) -> float:
+            """The median over rounds of MB/s and of the ratio to that round's faster local copy."""
+            ratios = [min(r["shutil.copyfile + fsync"], r["Python 1 MiB loop + fsync"]) / r[label]
+                      for r in rounds if label in r]
+            speeds = [size / MB / r[label] for r in rounds if label in r]
+            ratio = statistics.median(ratios)
+            each = ", ".join(f"{x:.2f}" for x in ratios)
+            print(f"  {label:<40} {statistics.median(speeds):8.1f} MB/s   {ratio:5.2f} x the faster local copy"
+                  f"   (rounds: {each})")
             return ratio
 
-        print("\nthroughput", flush=True)
-        row("shutil.copyfile + fsync", sendfile_s)
-        row("Python 1 MiB loop + fsync", loop_s)
+        print(f"\nthroughput (medians of {len(rounds)} round(s))", flush=True)
+        row("shutil.copyfile + fsync")
+        row("Python 1 MiB loop + fsync")
         results = []
         for label in ("/product/uploadfilebylib", "/product/uploadfile"):
-            ratio = row(label, ours[label])
-            ok = ratio >= UPLOAD_TARGET
+            ok = row(label) >= UPLOAD_TARGET
             results.append(ok)
-            print(f"  {'':<36} target >= {UPLOAD_TARGET} x: {'PASS' if ok else 'MISS'}")
-        row("download", ours["download"])
-        if other is not None:
+            print(f"  {'':<40} target >= {UPLOAD_TARGET} x: {'PASS' if ok else 'MISS'}")
+        row("download")
+        if args.compare_src is not None:
             for label in ("/product/uploadfilebylib", "/product/uploadfile"):
-                row(f"{label} ({args.compare_src.name})", other[label])
-        print("\npeak resident memory (VmHWM)")
-        peaks = [("server, whole life", ours["server peak"])]
-        if other is not None:
-            peaks.append((f"server of {args.compare_src.name}, whole life", other["server peak"]))
+                row(f"{label} ({args.compare_src.name})")
+        print("\npeak resident memory (VmHWM; the highest over rounds)")
+        peaks = [("server, whole life", max(r["server peak"] for r in rounds))]
+        if args.compare_src is not None:
+            peaks.append((f"server of {args.compare_src.name}, whole life",
+                          max(r[f"server peak ({args.compare_src.name})"] for r in rounds)))
         for label, value in peaks:
             ok = value < TARGET_MB * 1024**2
             results.append(ok or label != "server, whole life")
-            print(f"  {label:<36} {value / 1024**2:7.1f} MiB   target < {TARGET_MB} MiB: {'PASS' if ok else 'MISS'}")
+            print(f"  {label:<40} {value / 1024**2:7.1f} MiB   target < {TARGET_MB} MiB: {'PASS' if ok else 'MISS'}")
         for label in ("client, upload", "client, download"):
-            print(f"  {label:<36} {ours[label] / 1024**2:7.1f} MiB   (reset before the transfer)")
+            print(f"  {label:<40} {rounds[0][label] / 1024**2:7.1f} MiB   (reset before the transfer)")
         if "sftp" in parts:
             sftp_part(size, args.timeout)
         return 1 if args.check and not all(results) else 0
