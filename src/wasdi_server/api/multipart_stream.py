@@ -263,7 +263,7 @@ class MultipartSpool:
         assert part is not None
         part.size += end - start
         if self._out is not None:
-            self._out.write(memoryview(data)[start:end])
+            _write_all(self._out, memoryview(data)[start:end])
             return
         part.data += memoryview(data)[start:end]
         if len(part.data) > MEMORY_PART_BYTES:
@@ -275,7 +275,7 @@ class MultipartSpool:
         part.path = Path(name)
         self._out = io.FileIO(fd, "wb")
         if part.data:
-            self._out.write(part.data)
+            _write_all(self._out, memoryview(part.data))
             part.data = bytearray()
 
     def _close_out(self) -> None:
@@ -298,7 +298,7 @@ class MultipartSpool:
             self._segments.append(self._raw)
             self._open_file(self._raw)
         assert self._out is not None
-        self._out.write(data)
+        _write_all(self._out, data)
         self._raw.size += len(data)
 
     def _finish(self) -> None:
@@ -314,6 +314,15 @@ class MultipartSpool:
             if pending:
                 self._write_raw(memoryview(pending))
         self._close_out()
+
+
+def _write_all(out: io.FileIO, data: memoryview) -> None:
+    """A raw file's ``write`` may take less than it is given."""
+    while data:
+        written = out.write(data)
+        if not written:
+            raise OSError(errno.ENOSPC, "no progress writing an upload")
+        data = data[written:]
 
 
 class _Malformed(Exception):
