@@ -112,6 +112,7 @@ def main() -> None:
     if args.publish_child:
         publish_child(*args.publish_child)
         return
+    from wasdi_server.png import encode_pixels
     from wasdi_server.providers.mapserver import LocalMapServer
     from wasdi_server.providers.wms import render
 
@@ -142,7 +143,7 @@ def main() -> None:
             server.render_png("wasdi_bench", None, "EPSG:3857", tile_bounds(*tile), 256, 256)
 
         def baseline(tile: tuple[int, int, int]) -> None:
-            render.encode_png(render.draw(full, style, "EPSG:3857", tile_bounds(*tile), 256, 256))
+            encode_pixels(render.draw(full, style, "EPSG:3857", tile_bounds(*tile), 256, 256))
 
         print(f"\n{'zoom':>4} {'cold p50':>9} {'cold p99':>9} {'warm p50':>9} {'warm p99':>9} "
               f"{'no-ovr p50':>10} {'cold/no-ovr':>11}   targets: cold p50 < 100 ms, warm p50 < 10 ms")
@@ -171,24 +172,25 @@ def compare(path: str, layer: object, zooms: list[int]) -> None:
     import numpy as np
     from rio_tiler.io import Reader
 
+    from wasdi_server.png import encode_pixels
     from wasdi_server.providers.wms import render
     from wasdi_server.providers.wms.styles import DEFAULT
 
     low, high = layer.stats[1]  # type: ignore[attr-defined]
 
     def ours(tile: tuple[int, int, int]) -> None:
-        render.encode_png(render.draw(layer, DEFAULT, "EPSG:3857", tile_bounds(*tile), 256, 256))  # type: ignore[arg-type]
+        encode_pixels(render.draw(layer, DEFAULT, "EPSG:3857", tile_bounds(*tile), 256, 256))  # type: ignore[arg-type]
 
     def rio_tiler(tile: tuple[int, int, int]) -> None:
         with Reader(str(layer.vrt)) as reader:  # type: ignore[attr-defined]
             try:
                 image = reader.tile(*tile, tilesize=256, indexes=1)
             except Exception:  # outside the bounds: rio-tiler raises, we draw a transparent tile
-                render.encode_png(np.zeros((256, 256, 4), np.uint8))
+                encode_pixels(np.zeros((256, 256, 4), np.uint8))
                 return
         valid = image.mask > 0
         grey = render.stretch(image.data[0].astype(np.float64), valid, low, high)
-        render.encode_png(np.stack([grey, grey, grey, np.where(valid, 255, 0).astype(np.uint8)], axis=-1))
+        encode_pixels(np.stack([grey, grey, grey, np.where(valid, 255, 0).astype(np.uint8)], axis=-1))
 
     print(f"\n{'zoom':>4} {'WarpedVRT p50':>14} {'rio-tiler p50':>14} {'rio-tiler/ours':>15}")
     for z in zooms:

@@ -4,16 +4,24 @@ Starts ``python -m wasdi_server serve`` on 127.0.0.1 (a free port, a fresh tempo
 one user added with the management command), makes a zero-filled sparse file of ``--size`` bytes
 (default 1 GiB) and, from this process:
 
-1. baseline: copies the file locally twice, with ``shutil.copyfile`` (the kernel's sendfile) and with
-   a Python loop of 1 MiB reads and writes;
-2. uploads it with ``client.products.upload_without_ingest`` (a streamed multipart POST);
+1. baseline: copies the file locally twice, on the same disk, with ``shutil.copyfile`` (the kernel's
+   copy) and with a Python loop of 1 MiB reads and writes, each made durable with an ``fsync`` as the
+   server makes an upload durable before it answers;
+2. uploads it through both upload endpoints, as streamed multipart POSTs: ``/product/uploadfilebylib``
+   (``client.products.upload_without_ingest``) and ``/product/uploadfile`` (``client.products.upload``;
+   the INGEST it queues is waited for before the next step, outside the time measured);
 3. downloads it back with ``client.files.download`` (streamed to a temporary file, then renamed);
 
-checks the sizes, and prints MB/s for each with the ratio against the Python copy loop, and the peak
-resident memory (``VmHWM`` of ``/proc/<pid>/status``, reset with ``/proc/<pid>/clear_refs`` before each
-transfer) of the server and of this client process, against the 150 MB target.
+checks the sizes, and prints MB/s for each with its ratio against the faster local copy (target: each
+upload >= 0.5x; every step starts after an ``os.sync()``, so none pays for another's pending writes), and
+the peak resident memory of the server over its whole life (``VmHWM`` of ``/proc/<pid>/status`` when the
+transfers are done; target < 150 MiB) and of this client process per transfer (reset with
+``/proc/<pid>/clear_refs`` before each).
 
-    python bench/transfer.py [--size 1G] [--timeout 900] [--parts http,sftp] [--check]
+``--compare-src DIR`` measures the uploads a second time, in the same run, with the server of another
+source tree (``DIR/src``, e.g. an export of main), for a before-and-after figure on the same disk.
+
+    python bench/transfer.py [--size 1G] [--timeout 900] [--parts http,sftp] [--rounds 3] [--compare-src DIR] [--check]
 
 The SFTP part (``--parts sftp``; both parts run by default) moves the same file through the server's
 built-in SFTP service with OpenSSH's ``sftp`` client, and the same client against OpenSSH's own ``sshd``
@@ -22,9 +30,8 @@ download MB/s, and ours as a ratio of OpenSSH's (target: upload >= 0.3x).  Witho
 is the Python copy loop.
 
 Bounded in time: every HTTP call has a timeout and a watchdog ends the run (and the server) after
-``--timeout`` seconds.  Needs about three times ``--size`` of free disk in the temporary folder (the
-server's copy, waitress's spool of the request body, the downloaded copy).  Figures, not a test: exits
-0 unless ``--check`` is given and a memory target is missed.
+``--timeout`` seconds.  Needs about three times ``--size`` of free disk in the temporary folder.  Figures,
+not a test: exits 0 unless ``--check`` is given and a target is missed.
 """
 
 from __future__ import annotations
@@ -34,12 +41,14 @@ import os
 import platform
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 sys.path.insert(0, str(SRC))
@@ -47,7 +56,10 @@ sys.path.insert(0, str(SRC))
 USER = "bench@example.org"
 PASSWORD = "bench-password-1"
 TARGET_MB = 150
+UPLOAD_TARGET = 0.5
 MB = 1_000_000
+RUNNING: list[subprocess.Popen[bytes]] = []
+"""Every server started, so the watchdog can end them."""
 
 
 def parse_size(text: str) -> int:
@@ -64,9 +76,9 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def child_env() -> dict[str, str]:
+def child_env(src: Path = SRC) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("WASDI_SERVER_")}
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(SRC), env.get("PYTHONPATH", "")) if p)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(src), env.get("PYTHONPATH", "")) if p)
     env["TMPDIR"] = env.get("TMPDIR", tempfile.gettempdir())
     return env
 
@@ -88,7 +100,22 @@ def reset_hwm(pid: int | str = "self") -> bool:
         return False
 
 
+def copy_loop(source: Path, target: Path) -> None:
+    with open(source, "rb") as src, open(target, "wb") as dst:
+        while chunk := src.read(1 << 20):
+            dst.write(chunk)
+        os.fsync(dst.fileno())
+
+
+def durable_copyfile(source: Path, target: Path) -> None:
+    shutil.copyfile(source, target)
+    with open(target, "rb") as copy:
+        os.fsync(copy.fileno())
+
+
 def timed(label: str, action) -> float:  # type: ignore[no-untyped-def]
+    """Seconds ``action`` takes, from a disk with no pending writes (so each figure pays for its own only)."""
+    os.sync()
     started = time.perf_counter()
     action()
     seconds = time.perf_counter() - started
@@ -96,19 +123,14 @@ def timed(label: str, action) -> float:  # type: ignore[no-untyped-def]
     return seconds
 
 
-def copy_loop(source: Path, target: Path) -> None:
-    with open(source, "rb") as src, open(target, "wb") as dst:
-        while chunk := src.read(1 << 20):
-            dst.write(chunk)
-
-
-def start_server(data: Path, log_path: Path, *options: str, sftp_port: int = 0) -> tuple[subprocess.Popen[bytes], str]:
-    """``wasdi-server serve`` over a new data directory holding ``USER``, answering on a free port; the process
-    and its base URL (its SFTP service on ``sftp_port``, 0: any free port)."""
+def start_server(data: Path, log_path: Path, *options: str, sftp_port: int = 0,
+                 src: Path = SRC) -> tuple[subprocess.Popen[bytes], str]:
+    """``wasdi-server serve`` (from the source tree ``src``) over a new data directory holding ``USER``,
+    answering on a free port; the process and its base URL (its SFTP service on ``sftp_port``, 0: any free port)."""
     import httpx
 
     add = subprocess.run([sys.executable, "-m", "wasdi_server", "user", "add", USER, "--password-stdin",
-                          "--data-dir", str(data)], input=PASSWORD + "\n", text=True, env=child_env(),
+                          "--data-dir", str(data)], input=PASSWORD + "\n", text=True, env=child_env(src),
                          capture_output=True, timeout=60, check=False)
     if add.returncode != 0:
         raise SystemExit(f"user add failed: {add.stderr}")
@@ -116,7 +138,8 @@ def start_server(data: Path, log_path: Path, *options: str, sftp_port: int = 0) 
     with open(log_path, "wb") as log:
         server = subprocess.Popen([sys.executable, "-m", "wasdi_server", "serve", "--data-dir", str(data), "--host",
                                    "127.0.0.1", "--port", str(port), "--sftp-port", str(sftp_port), *options],
-                                  env=child_env(), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+                                  env=child_env(src), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+    RUNNING.append(server)
     base_url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30
     while True:
@@ -133,14 +156,78 @@ def start_server(data: Path, log_path: Path, *options: str, sftp_port: int = 0) 
         time.sleep(0.05)
 
 
+def stop(process: subprocess.Popen[bytes] | None) -> None:
+    """Terminate a child (killed if it has not ended 10 s later)."""
+    if process is None or process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
+def wait_for_product(client: Any, ws: str, name: str, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not any(p.file_name == name for p in client.products.list(ws)):
+        if time.monotonic() > deadline:
+            raise SystemExit(f"the INGEST of {name} did not end in {timeout:.0f} s")
+        time.sleep(0.2)
+
+
+def http_uploads(size: int, source: Path, work: Path, args: argparse.Namespace, src: Path,
+                 download: bool) -> dict[str, float]:
+    """Seconds of each upload (and the download) through a server of the source tree ``src``, and its whole-life
+    peak RSS (``server peak``, bytes)."""
+    import httpx
+
+    from wasdi_sdk import WasdiClient
+
+    data = work / f"data-{len(list(work.glob('data-*')))}"
+    server, base_url = start_server(data, work / f"{data.name}.log", "--threads", str(args.threads), src=src)
+    figures: dict[str, float] = {}
+    try:
+        with WasdiClient(base_url=base_url, max_retries=0, timeout=httpx.Timeout(args.timeout)) as client:
+            client.auth.login(USER, PASSWORD)
+            ws = client.workspaces.create(name="bench").string_value or ""
+            stored = data / "files" / USER / ws
+            reset_hwm()
+            figures["/product/uploadfilebylib"] = timed(
+                "/product/uploadfilebylib", lambda: client.products.upload_without_ingest(ws, source, name="lib.bin"))
+            figures["client, upload"] = vm_hwm()
+            assert (stored / "lib.bin").stat().st_size == size, "the server's copy has the wrong size"
+            figures["/product/uploadfile"] = timed(
+                "/product/uploadfile", lambda: client.products.upload(ws, source, name="ingest.bin"))
+            assert (stored / "ingest.bin").stat().st_size == size, "the server's copy has the wrong size"
+            wait_for_product(client, ws, "ingest.bin", args.timeout)
+            (stored / "ingest.bin").unlink()  # room on the disk for the download
+            if download:
+                reset_hwm()
+                target = work / "back.bin"
+                figures["download"] = timed("download (streamed GET)",
+                                            lambda: client.files.download("lib.bin", ws, target))
+                figures["client, download"] = vm_hwm()
+                assert target.stat().st_size == size, "the downloaded copy has the wrong size"
+                target.unlink()
+        figures["server peak"] = vm_hwm(server.pid)
+        return figures
+    finally:
+        stop(server)
+        shutil.rmtree(data, ignore_errors=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--size", default="1G", help="file size: bytes, or with K/M/G (default 1G = 1 GiB)")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds before the run is abandoned")
     parser.add_argument("--threads", type=int, default=8, help="waitress threads of the server")
-    parser.add_argument("--check", action="store_true", help="exit 1 when a memory target is missed")
+    parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
     parser.add_argument("--parts", default="http,sftp",
-                        help="what to measure: http (the SDK's upload and download), sftp (the SFTP service)")
+                        help="what to measure: http (the SDK's uploads and download), sftp (the SFTP service)")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="rounds of every measurement, interleaved; the figures are medians (a busy disk varies)")
+    parser.add_argument("--compare-src", type=Path, default=None,
+                        help="another source tree (its src/ holds wasdi_server) whose uploads are measured too")
     args = parser.parse_args()
     size = parse_size(args.size)
     parts = {part.strip() for part in args.parts.split(",") if part.strip()}
@@ -148,84 +235,81 @@ def main() -> int:
         return sftp_part(size, args.timeout)
 
     work = Path(tempfile.mkdtemp(prefix="wasdi-bench-transfer-"))
-    server: subprocess.Popen[bytes] | None = None
     done = threading.Event()
 
     def watchdog() -> None:
         if not done.wait(args.timeout):
             print(f"\nabandoned after {args.timeout:.0f} s", file=sys.stderr, flush=True)
-            if server is not None and server.poll() is None:
-                server.kill()
+            for process in RUNNING:
+                if process.poll() is None:
+                    process.kill()
             shutil.rmtree(work, ignore_errors=True)
             os._exit(2)
 
     threading.Thread(target=watchdog, daemon=True).start()
     try:
-        data = work / "data"
-        server, base_url = start_server(data, work / "server.log", "--threads", str(args.threads))
-
-        import httpx
-
-        from wasdi_sdk import WasdiClient
-
         source = work / "big.bin"
         with open(source, "wb") as handle:
             handle.truncate(size)
         print(f"transfer of {size:,} bytes ({size / 1024**3:.2f} GiB), zero-filled sparse source; "
               f"Python {platform.python_version()}, {os.cpu_count()} CPUs", flush=True)
 
-        print("baseline (local copies)", flush=True)
-        sendfile_s = timed("shutil.copyfile", lambda: shutil.copyfile(source, work / "copy1.bin"))
-        (work / "copy1.bin").unlink()
-        loop_s = timed("Python 1 MiB read/write loop", lambda: copy_loop(source, work / "copy2.bin"))
-        (work / "copy2.bin").unlink()
-
-        with WasdiClient(base_url=base_url, max_retries=0, timeout=httpx.Timeout(args.timeout)) as client:
-            client.auth.login(USER, PASSWORD)
-            ws = client.workspaces.create(name="bench").string_value or ""
+        rounds: list[dict[str, float]] = []
+        for number in range(1, args.rounds + 1):
+            print(f"round {number} of {args.rounds}: local copies on the same disk", flush=True)
+            figures = {"shutil.copyfile + fsync": timed("shutil.copyfile + fsync",
+                                                        lambda: durable_copyfile(source, work / "copy1.bin"))}
+            (work / "copy1.bin").unlink()
+            figures["Python 1 MiB loop + fsync"] = timed("Python 1 MiB loop + fsync",
+                                                         lambda: copy_loop(source, work / "copy2.bin"))
+            (work / "copy2.bin").unlink()
             print("through the server (SDK, streamed)", flush=True)
-            reset_hwm(server.pid)
-            reset_hwm()
-            client_base = vm_hwm()
-            up_s = timed("upload (multipart POST)", lambda: client.products.upload_without_ingest(ws, source))
-            server_up, client_up = vm_hwm(server.pid), vm_hwm()
-            stored = data / "files" / USER / ws / "big.bin"
-            assert stored.stat().st_size == size, "the server's copy has the wrong size"
-            reset_hwm(server.pid)
-            reset_hwm()
-            target = work / "back.bin"
-            down_s = timed("download (streamed GET)",
-                           lambda: client.files.download("big.bin", ws, target))
-            server_down, client_down = vm_hwm(server.pid), vm_hwm()
-            assert target.stat().st_size == size, "the downloaded copy has the wrong size"
+            figures.update(http_uploads(size, source, work, args, SRC, download=number == 1))
+            if args.compare_src is not None:
+                print(f"through the server of {args.compare_src}", flush=True)
+                other = http_uploads(size, source, work, args, args.compare_src.resolve() / "src", download=False)
+                figures.update({f"{label} ({args.compare_src.name})": value for label, value in other.items()})
+            rounds.append(figures)
 
-        def row(label: str, seconds: float) -> None:
-            print(f"  {label:<28} {size / MB / seconds:9.1f} MB/s   {loop_s / seconds:5.2f} x the copy loop")
+        def row(label: str) -> float:
+            """The median over rounds of MB/s and of the ratio to that round's faster local copy."""
+            ratios = [min(r["shutil.copyfile + fsync"], r["Python 1 MiB loop + fsync"]) / r[label]
+                      for r in rounds if label in r]
+            speeds = [size / MB / r[label] for r in rounds if label in r]
+            ratio = statistics.median(ratios)
+            each = ", ".join(f"{x:.2f}" for x in ratios)
+            print(f"  {label:<40} {statistics.median(speeds):8.1f} MB/s   {ratio:5.2f} x the faster local copy"
+                  f"   (rounds: {each})")
+            return ratio
 
-        print("\nthroughput", flush=True)
-        row("shutil.copyfile", sendfile_s)
-        row("Python copy loop", loop_s)
-        row("upload", up_s)
-        row("download", down_s)
-        print("\npeak resident memory (VmHWM, reset before each transfer)")
+        print(f"\nthroughput (medians of {len(rounds)} round(s))", flush=True)
+        row("shutil.copyfile + fsync")
+        row("Python 1 MiB loop + fsync")
         results = []
-        for label, value in (("server, upload", server_up), ("server, download", server_down),
-                             ("client, upload", client_up), ("client, download", client_down)):
-            ok = value < TARGET_MB * 1024**2
+        for label in ("/product/uploadfilebylib", "/product/uploadfile"):
+            ok = row(label) >= UPLOAD_TARGET
             results.append(ok)
-            print(f"  {label:<28} {value / 1024**2:7.1f} MiB   target < {TARGET_MB} MiB: {'PASS' if ok else 'MISS'}")
-        print(f"  (client before the transfers: {client_base / 1024**2:.1f} MiB, imports included)")
+            print(f"  {'':<40} target >= {UPLOAD_TARGET} x: {'PASS' if ok else 'MISS'}")
+        row("download")
+        if args.compare_src is not None:
+            for label in ("/product/uploadfilebylib", "/product/uploadfile"):
+                row(f"{label} ({args.compare_src.name})")
+        print("\npeak resident memory (VmHWM; the highest over rounds)")
+        peaks = [("server, whole life", max(r["server peak"] for r in rounds))]
+        if args.compare_src is not None:
+            peaks.append((f"server of {args.compare_src.name}, whole life",
+                          max(r[f"server peak ({args.compare_src.name})"] for r in rounds)))
+        for label, value in peaks:
+            ok = value < TARGET_MB * 1024**2
+            results.append(ok or label != "server, whole life")
+            print(f"  {label:<40} {value / 1024**2:7.1f} MiB   target < {TARGET_MB} MiB: {'PASS' if ok else 'MISS'}")
+        for label in ("client, upload", "client, download"):
+            print(f"  {label:<40} {rounds[0][label] / 1024**2:7.1f} MiB   (reset before the transfer)")
         if "sftp" in parts:
             sftp_part(size, args.timeout)
         return 1 if args.check and not all(results) else 0
     finally:
         done.set()
-        if server is not None and server.poll() is None:
-            server.terminate()
-            try:
-                server.wait(10)
-            except subprocess.TimeoutExpired:
-                server.kill()
         shutil.rmtree(work, ignore_errors=True)
 
 
@@ -359,12 +443,7 @@ def sftp_part(size: int, timeout: float) -> int:
         return 0
     finally:
         for process in (server, sshd):
-            if process is not None and process.poll() is None:
-                process.terminate()
-                try:
-                    process.wait(10)
-                except subprocess.TimeoutExpired:
-                    process.kill()
+            stop(process)
         shutil.rmtree(work, ignore_errors=True)
 
 

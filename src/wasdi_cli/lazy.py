@@ -4,14 +4,11 @@ when that command runs, so ``wasdi ws --help`` does not pay for every other grou
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import typer.main
 
 from .errors import WasdiGroup
-
-if TYPE_CHECKING:  # Typer vendors its own Click; importing this one costs every run of wasdi 12 ms
-    import click
 
 
 class LazyGroup(WasdiGroup):
@@ -21,11 +18,13 @@ class LazyGroup(WasdiGroup):
 
     lazy: ClassVar[dict[str, str]] = {}
 
-    def list_commands(self, ctx: click.Context) -> list[str]:
+    # Typer vendors its own Click and names its context type only privately: `ctx` is that context (typer.Context
+    # at run time); no `import click`, which is not a dependency and not the Click Typer uses.
+    def list_commands(self, ctx: Any) -> list[str]:
         eager = super().list_commands(ctx)
         return [*eager, *(name for name in self.lazy if name not in eager)]
 
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
         command = super().get_command(ctx, cmd_name)
         target = self.lazy.get(cmd_name)
         if command is not None or target is None:
@@ -34,10 +33,8 @@ class LazyGroup(WasdiGroup):
         module: Any = importlib.import_module(f"wasdi_cli.commands.{module_name}")
         group = typer.main.get_group(module.app)
         built = group.get_command(ctx, command_name) if command_name else group
-        if built is None:
-            import click
-
-            raise click.UsageError(f"wasdi_cli.commands.{module_name} has no command {command_name!r}")
+        if built is None:  # a mistake in the table of main.py, not the user's
+            raise LookupError(f"wasdi_cli.commands.{module_name} has no command {command_name!r}")
         built.name = cmd_name
         from .help_style import uniform
 

@@ -19,7 +19,9 @@ import httpx
 from . import _exceptions as exc
 from .catalog import Auth, BodyKind, Endpoint, FailureKind, ParamType, ResponseKind, Style, endpoint
 from .catalog.placement import PROCESS_NODE, WORKSPACE_NODE
-from .models import MODELS, WasdiModel
+
+# The models (pydantic classes: building them is most of the SDK's import time) are imported on the first call
+# that sends or reads one, so `from wasdi_sdk import WasdiClient` costs little more than httpx (bench/startup.py).
 
 DEFAULT_BASE_URL = "https://www.wasdi.net/wasdiwebserver/rest"
 DEFAULT_TIMEOUT = 120.0
@@ -108,6 +110,8 @@ class BaseClient:
         places = WORKSPACE_NODE.get(ep.name)
         for place in places or ():
             if place.startswith("body:"):
+                from .models import WasdiModel
+
                 wire = body.to_wire() if isinstance(body, WasdiModel) else body
                 value = wire.get(place.removeprefix("body:")) if isinstance(wire, dict) else None
             else:
@@ -170,6 +174,8 @@ class BaseClient:
         kind = ep.body.kind
         if kind is BodyKind.JSON or kind is BodyKind.JSON_LIST:
             if body is not None or ep.body.required:
+                from .models import WasdiModel
+
                 payload = body.to_wire() if isinstance(body, WasdiModel) else body
                 content = json.dumps(payload).encode()
                 headers["Content-Type"] = "application/json"
@@ -336,11 +342,15 @@ def parse_response(ep: Endpoint, response: httpx.Response) -> Any:
         if kind is FailureKind.RUNNING_ERROR and body.get("status") == "ERROR":
             _raise(exc.APIError, str(body.get("message") or "the service refused the request"), ep, response,
                    ep.style, None, body)
+        from .models import MODELS
+
         return MODELS[ep.response.model or ""].model_validate(body)
     if rkind is ResponseKind.MODEL_LIST:
         if not isinstance(body, list):
             _raise(exc.UnexpectedResponseError, f"expected a list, got {type(body).__name__}", ep, response,
                    ep.style, status, body)
+        from .models import MODELS
+
         model_cls = MODELS[ep.response.model or ""]
         return [model_cls.model_validate(item) for item in body]
     return body

@@ -5,37 +5,39 @@ from __future__ import annotations
 from functools import cached_property
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from ._base_client import BaseClient
 from .config import WasdiConfig, load_config
-from .models import GeorefProductViewModel, ProcessWorkspaceViewModel
-from .resources import (
-    AdminResource,
-    AuthResource,
-    ConsoleResource,
-    CreditsResource,
-    EventsResource,
-    FileBufferResource,
-    FilesResource,
-    ImagesResource,
-    MapsResource,
-    NodesResource,
-    OrganizationsResource,
-    PackageManagerResource,
-    ParamTemplatesResource,
-    ProcessesResource,
-    ProcessorMediaResource,
-    ProcessorsResource,
-    ProductsResource,
-    ProjectsResource,
-    SearchResource,
-    StylesResource,
-    SubscriptionsResource,
-    UtilityResource,
-    WorkflowsResource,
-    WorkspacesResource,
-)
+
+if TYPE_CHECKING:  # each group's module (and the models it uses) is imported when the group is first used
+    from .models import GeorefProductViewModel, ProcessWorkspaceViewModel
+    from .resources import (
+        AdminResource,
+        AuthResource,
+        ConsoleResource,
+        CreditsResource,
+        EventsResource,
+        FileBufferResource,
+        FilesResource,
+        ImagesResource,
+        MapsResource,
+        NodesResource,
+        OrganizationsResource,
+        PackageManagerResource,
+        ParamTemplatesResource,
+        ProcessesResource,
+        ProcessorMediaResource,
+        ProcessorsResource,
+        ProductsResource,
+        ProjectsResource,
+        SearchResource,
+        StylesResource,
+        SubscriptionsResource,
+        UtilityResource,
+        WorkflowsResource,
+        WorkspacesResource,
+    )
 
 
 class WasdiClient(BaseClient):
@@ -55,121 +57,169 @@ class WasdiClient(BaseClient):
     @cached_property
     def auth(self) -> AuthResource:
         """/auth: login, sessions, registration, profile, password, upload accounts."""
+        from .resources.auth import AuthResource
+
         return AuthResource(self)
 
     @cached_property
     def processors(self) -> ProcessorsResource:
         """/processors: apps: upload, deploy, run, logs, files and UI; the store, sharing and payments."""
+        from .resources.processors import ProcessorsResource
+
         return ProcessorsResource(self)
 
     @cached_property
     def param_templates(self) -> ParamTemplatesResource:
         """/processorParamTempl: reusable parameter templates of apps and their sharing."""
+        from .resources.param_templates import ParamTemplatesResource
+
         return ParamTemplatesResource(self)
 
     @cached_property
     def processor_media(self) -> ProcessorMediaResource:
         """/processormedia: app-store categories and publishers, reviews and comments."""
+        from .resources.processor_media import ProcessorMediaResource
+
         return ProcessorMediaResource(self)
 
     @cached_property
     def package_manager(self) -> PackageManagerResource:
         """/packageManager: the package environment of an app."""
+        from .resources.package_manager import PackageManagerResource
+
         return PackageManagerResource(self)
 
     @cached_property
     def processes(self) -> ProcessesResource:
         """/process: process workspaces (runs), their status, payload, running time and queues."""
+        from .resources.processes import ProcessesResource
+
         return ProcessesResource(self)
 
     @cached_property
     def credits(self) -> CreditsResource:
         """/credits: credit packages and their purchase."""
+        from .resources.credits import CreditsResource
+
         return CreditsResource(self)
 
     @cached_property
     def images(self) -> ImagesResource:
         """/images: image upload, retrieval, existence check and deletion; processor logo and gallery."""
+        from .resources.images import ImagesResource
+
         return ImagesResource(self)
 
     @cached_property
     def admin(self) -> AdminResource:
         """/admin: the operators' console: lookups, permissions, users, node metrics, queue cleaning."""
+        from .resources.admin import AdminResource
+
         return AdminResource(self)
 
     @cached_property
     def styles(self) -> StylesResource:
         """/styles: map styles (SLD files) and their sharing."""
+        from .resources.styles import StylesResource
+
         return StylesResource(self)
 
     @cached_property
     def console(self) -> ConsoleResource:
         """/console: the notebook console of a workspace (the web client's calls)."""
+        from .resources.console import ConsoleResource
+
         return ConsoleResource(self)
 
     @cached_property
     def workflows(self) -> WorkflowsResource:
         """/workflows: SNAP graph workflows, their sharing and their runs."""
+        from .resources.workflows import WorkflowsResource
+
         return WorkflowsResource(self)
 
     @cached_property
     def nodes(self) -> NodesResource:
         """/node: compute nodes and their sharing."""
+        from .resources.nodes import NodesResource
+
         return NodesResource(self)
 
     @cached_property
     def organizations(self) -> OrganizationsResource:
         """/organizations: organizations and their sharing."""
+        from .resources.organizations import OrganizationsResource
+
         return OrganizationsResource(self)
 
     @cached_property
     def subscriptions(self) -> SubscriptionsResource:
         """/subscriptions: subscriptions, their sharing and purchase."""
+        from .resources.subscriptions import SubscriptionsResource
+
         return SubscriptionsResource(self)
 
     @cached_property
     def projects(self) -> ProjectsResource:
         """/projects: projects of subscriptions and the active project."""
+        from .resources.projects import ProjectsResource
+
         return ProjectsResource(self)
 
     @cached_property
     def products(self) -> ProductsResource:
         """/product: products inside workspaces (streamed uploads)."""
+        from .resources.products import ProductsResource
+
         return ProductsResource(self)
 
     @cached_property
     def file_buffer(self) -> FileBufferResource:
         """/filebuffer: imports into a workspace, band publishing, copies between workspaces."""
+        from .resources.file_buffer import FileBufferResource
+
         return FileBufferResource(self)
 
     @cached_property
     def files(self) -> FilesResource:
         """/catalog: workspace files as the official library reaches them (streamed downloads)."""
+        from .resources.files import FilesResource
+
         return FilesResource(self)
 
     @cached_property
     def search(self) -> SearchResource:
         """/search: queries against the data providers (query strings: ``wasdi_sdk.search_query``)."""
+        from .resources.search import SearchResource
+
         return SearchResource(self)
 
     @cached_property
     def maps(self) -> MapsResource:
         """This server's WMS (outside the contract): published bands as map layers for map clients."""
+        from .resources.maps import MapsResource
+
         return MapsResource(self)
 
     @cached_property
     def events(self) -> EventsResource:
         """The server's messages about a workspace, live (STOMP over WebSocket, outside the contract)."""
+        from .resources.events import EventsResource
+
         return EventsResource(self)
 
     @cached_property
     def utility(self) -> UtilityResource:
         """/wasdi: health check and feedback."""
+        from .resources.utility import UtilityResource
+
         return UtilityResource(self)
 
     @cached_property
     def workspaces(self) -> WorkspacesResource:
         """/ws: workspaces and their sharing."""
+        from .resources.workspaces import WorkspacesResource
+
         return WorkspacesResource(self)
 
     def wait_for_process(self, process_id: str, **kwargs: Any) -> ProcessWorkspaceViewModel:

@@ -161,7 +161,8 @@ def serve(settings: Settings, *, init_admin: bool = False) -> None:
         signal.signal(signal.SIGTERM, _interrupt)
         serving.serve(application, host=settings.host, port=settings.port, threads=settings.threads,
                        ident="wasdi-server", clear_untrusted_proxy_headers=True, channel_timeout=300,
-                       max_request_body_size=settings.max_upload_bytes)
+                       max_request_body_size=settings.max_upload_bytes,
+                       upload_spool=settings.files_root / serving.UPLOAD_SPOOL)
     finally:
         if listener is not None:
             listener.stop()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 
-NEEDED = ("typer", "rich", "falcon", "waitress", "tinydb", "defusedxml", "asyncssh")
+NEEDED = ("typer", "rich", "falcon", "waitress", "defusedxml", "asyncssh")
 
 
 def main() -> int:

@@ -1,22 +1,73 @@
-"""Serving the app with waitress, with one repair: an answer waitress cannot spill ends the connection.
+"""Serving the app with waitress, with two changes to waitress's own channel (waitress's internals, hence
+the upper bound on its version in pyproject.toml):
 
-Waitress keeps an answer it cannot send at once in memory and, beyond ``outbuf_overflow`` bytes, in a
-temporary file.  When that file cannot be written (a full disk, a file-size limit), waitress's own
-channel leaves the client waiting forever.  ``SpillSafeChannel`` turns that failure into a closed
-connection, and the log says why.
+- an answer waitress cannot spill ends the connection.  Waitress keeps an answer it cannot send at once in
+  memory and, beyond ``outbuf_overflow`` bytes, in a temporary file.  When that file cannot be written (a
+  full disk, a file-size limit), waitress's own channel leaves the client waiting forever.
+  ``SpillSafeChannel`` turns that failure into a closed connection, and the log says why.
+- a big multipart upload is parsed while it arrives (``UploadSpoolingParser``).  Waitress receives a whole
+  request body before the app runs, into a temporary file; for a multipart body of more than
+  ``inbuf_overflow`` bytes with a ``Content-Length`` the body goes instead into a ``MultipartSpool``
+  (``api/multipart_stream.py``), which writes each file part straight into its own file of
+  ``upload_spool`` (a folder on the data directory's disk), where ``api.images.receive_file`` renames it
+  into place: the bytes are written once, not spooled, read back and copied.
 """
 
 from __future__ import annotations
 
+import ctypes
 import logging
+import os
+from pathlib import Path
 from typing import Any
 
 from waitress import create_server
 from waitress.buffers import OverflowableBuffer
 from waitress.channel import ClientDisconnected, HTTPChannel
+from waitress.parser import HTTPRequestParser
+from waitress.receiver import FixedStreamReceiver
 from waitress.server import BaseWSGIServer
+from waitress.utilities import InternalServerError
+
+from .api.multipart_stream import SPOOL_PREFIX, MultipartSpool, boundary_of
 
 log = logging.getLogger("wasdi_server")
+UPLOAD_SPOOL = ".upload-spool"
+"""The spool folder's name in the workspace files' root (on their disk; no user id starts with a dot)."""
+RECV_BYTES = 256 * 1024
+"""What one read of a socket takes (waitress reads 8 KiB by default: a 1 GiB upload would be 131,072 reads)."""
+MMAP_THRESHOLD = 1024 * 1024
+"""Blocks from this size up are mapped on their own and unmapped when freed (socket reads stay below it)."""
+
+
+class UploadSpoolingParser(HTTPRequestParser):  # type: ignore[misc]
+    """Waitress's request parser, with the body of a big multipart request going to a ``MultipartSpool``."""
+
+    upload_spool: Path
+    spool_from_bytes: int
+
+    def parse_header(self, header_plus: bytes) -> None:
+        super().parse_header(header_plus)
+        receiver = self.body_rcv
+        if not isinstance(receiver, FixedStreamReceiver) or self.content_length <= self.spool_from_bytes:
+            return
+        boundary = boundary_of(self.headers.get("CONTENT_TYPE"))
+        if boundary is not None:
+            self.body_rcv = SpoolingReceiver(self.content_length, MultipartSpool(boundary, self.upload_spool))
+
+
+class SpoolingReceiver(FixedStreamReceiver):  # type: ignore[misc]
+    """Waitress's body receiver over a ``MultipartSpool``: a spool that cannot be written (a full disk) ends the
+    request with a 500 that says why, instead of an error in the server's main loop."""
+
+    def received(self, data: bytes) -> int:
+        try:
+            return int(super().received(data))
+        except OSError as e:
+            log.error("an upload could not be written to the spool (%s): answered 500", e)
+            self.error = InternalServerError(f"the upload could not be written on the server ({e.strerror or e})")
+            self.completed = True
+            return len(data)
 
 
 class SpillSafeChannel(HTTPChannel):  # type: ignore[misc]
@@ -47,19 +98,52 @@ class SpillSafeChannel(HTTPChannel):  # type: ignore[misc]
         self.server.pull_trigger()
 
 
-def make_server(app: Any, **options: Any) -> Any:
-    """A waitress server for ``app`` (the options of ``waitress.serve``) using ``SpillSafeChannel``."""
+def make_server(app: Any, *, upload_spool: Path | None = None, **options: Any) -> Any:
+    """A waitress server for ``app`` (the options of ``waitress.serve``) using ``SpillSafeChannel``; with
+    ``upload_spool``, big multipart uploads are parsed as they arrive, their files written into that folder."""
+    options.setdefault("recv_bytes", RECV_BYTES)
     server = create_server(app, **options)
+    channel: type[HTTPChannel] = SpillSafeChannel
+    if upload_spool is not None:
+        clear_spool(upload_spool)
+        parser = type("UploadSpoolingParser", (UploadSpoolingParser,),
+                      {"upload_spool": upload_spool, "spool_from_bytes": server.adj.inbuf_overflow})
+        channel = type("UploadSpoolingChannel", (SpillSafeChannel,), {"parser_class": parser})
     # One listening socket gives a BaseWSGIServer; several give a MultiSocketServer holding them in its map.
     listeners = [server] if isinstance(server, BaseWSGIServer) else \
         [each for each in server.map.values() if isinstance(each, BaseWSGIServer)]
     for listener in listeners:
-        listener.channel_class = SpillSafeChannel
+        listener.channel_class = channel
     return server
 
 
+def clear_spool(folder: Path) -> None:
+    """Remove the upload files a previous run left (a crash, a kill) in ``folder``; create it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for leftover in folder.glob(SPOOL_PREFIX + "*"):
+        try:
+            os.unlink(leftover)
+        except OSError as e:
+            log.warning("could not remove the partial upload %s: %s", leftover, e)
+
+
+def return_freed_memory() -> bool:
+    """glibc's allocator, tuned for a long-lived threaded server: two arenas instead of one per thread, and
+    blocks of 1 MiB and more mapped on their own, so what a request freed (a password check's 8 MiB, a
+    transfer's buffers) goes back to the system instead of staying in some thread's arena.  False where the
+    C library is not glibc (nothing is changed)."""
+    try:
+        libc = ctypes.CDLL(None)
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):
+        return False
+    m_mmap_threshold, m_arena_max = -3, -8
+    return bool(mallopt(m_arena_max, 2)) and bool(mallopt(m_mmap_threshold, MMAP_THRESHOLD))
+
+
 def serve(app: Any, **options: Any) -> None:
-    """Like ``waitress.serve``: serve until interrupted."""
+    """Like ``waitress.serve``: serve until interrupted (``make_server``'s options)."""
+    return_freed_memory()
     server = make_server(app, **options)
     server.print_listen("Serving on http://{}:{}")
     server.run()

@@ -102,7 +102,8 @@ class Settings:
     data_dir: Path = Path(".wasdi-data")
     """Everything the server keeps: the store, the files, the catalogue."""
     store_engine: str = "tinydb"
-    """How ``<data_dir>/db`` is kept: ``tinydb`` (JSON files and a journal) or ``sqlite`` (one SQLite file)."""
+    """How ``<data_dir>/db`` is kept: ``tinydb`` (a journaled document store in TinyDB's file format) or
+    ``sqlite`` (one SQLite file)."""
     host: str = "127.0.0.1"
     """Address waitress binds."""
     port: int = 8080

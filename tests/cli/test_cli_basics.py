@@ -20,7 +20,8 @@ from wasdi_cli.main import app as cli_app
 from wasdi_sdk import PermissionDeniedError, ServerError
 
 SRC = Path(wasdi_cli.__file__).resolve().parents[1]
-HEAVY = ("httpx", "pydantic", "wasdi_sdk", "wasdi_server", "falcon", "waitress", "tinydb")
+HEAVY = ("httpx", "pydantic", "wasdi_sdk", "wasdi_server", "falcon", "waitress", "tinydb", "click")
+"""Modules ``wasdi``'s start-up must not import (``click``: Typer vendors its own, the package is not a dependency)."""
 
 
 def run_python(code: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
@@ -99,6 +100,18 @@ def test_help_stays_light(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     codes, loaded = json.loads(result.stdout.splitlines()[-1])
     assert codes == [0, 0, 0, 0] and loaded == []
+
+
+def test_a_lazy_command_missing_from_its_module_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.main import get_command
+
+    from wasdi_cli.lazy import LazyGroup
+
+    monkeypatch.setitem(LazyGroup.lazy, "nothing-here", "workspaces.no_such_command")
+    root = get_command(cli_app)
+    with pytest.raises(LookupError, match=r"wasdi_cli\.commands\.workspaces has no command 'no_such_command'"), \
+            root.make_context("wasdi", ["nothing-here"]) as ctx:
+        root.get_command(ctx, "nothing-here")
 
 
 def test_the_console_script_entry_point_maps_exit_codes(tmp_path: Path) -> None:

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from tests.cli.conftest import Cli
+from tests.png_decoding import decode_png
 from tests.server.geodata import make_geotiff
-from tests.server.test_mapserver import decode_png
 
 SLD = (b'<?xml version="1.0"?><StyledLayerDescriptor xmlns="http://www.opengis.net/sld" version="1.0.0">'
        b'<NamedLayer><UserStyle><FeatureTypeStyle><Rule><RasterSymbolizer><ColorMap>'

@@ -26,6 +26,7 @@ from types import ModuleType
 
 import httpx
 import pytest
+from tests.child_signals import default_dispositions
 
 from wasdi_sdk import WasdiClient
 
@@ -205,8 +206,10 @@ class ServerFactory:
             log_path = self.workdir / f"server-{len(self.started)}-{attempt}.log"
             log = open(log_path, "wb")  # noqa: SIM115  (the child writes it; closed right after the fork)
             try:
+                # the tests stop servers with SIGINT and SIGTERM: a server hears them however the suite started
                 proc = subprocess.Popen([*serve_command(data_dir, port, threads), *extra_args], env=server_env(),
-                                        stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+                                        stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                        preexec_fn=default_dispositions)
             finally:
                 log.close()
             server = RunningServer(proc, data_dir, port, log_path)

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 from tests.app_support import wheelhouse
+from tests.child_signals import default_dispositions, started_as_a_background_job
 from tests.e2e.conftest import ALICE, PASSWORD, RunningServer, ServerFactory
 
 WASDI = str(Path(sys.executable).parent / "wasdi")
@@ -38,8 +39,10 @@ class Terminal:
 
     def run(self, *args: str, interrupt_when: bytes | None = None, timeout: float = 60.0) -> tuple[int, bytes, bool]:
         """(exit code, everything shown, whether the terminal modes are as before)."""
-        pid, fd = pty.fork()
+        with started_as_a_background_job():  # as `make test &` from a script: the child inherits SIGINT ignored
+            pid, fd = pty.fork()
         if pid == 0:  # the child: the command, with the pty as its controlling terminal
+            default_dispositions()  # Ctrl-C is typed at it
             os.chdir(self.cwd)
             os.execve(WASDI, [WASDI, *args], self.env)
         before = termios.tcgetattr(fd)

@@ -36,6 +36,8 @@ CHECKS: dict[str, list[tuple[list[str], int, str]]] = {
         (["wasdi-server", "catalogue", "list", "--data-dir", "{tmp}/data"], 0, "empty"),
         (["python", "-c", "from wasdi_server import create_app; print(create_app.__name__)"], 0, "create_app"),
         (["wasdi-server", "catalogue", "sample", "--data-dir", "{tmp}/data"], 1, "geo extra"),
+        # the default store writes TinyDB's format itself: the library is a test dependency only
+        (["python", "-c", "import tinydb"], 1, "No module named 'tinydb'"),
     ],
     "geo": [
         (["python", "-c", "import rasterio, numpy; print('rasters')"], 0, "rasters"),

@@ -7,8 +7,8 @@ from pathlib import Path
 import httpx
 import pytest
 from tests.conftest import Person, Server
+from tests.png_decoding import decode_png
 from tests.server.geodata import ingested, make_geotiff, new_workspace, wait_process
-from tests.server.test_mapserver import decode_png
 
 from wasdi_sdk import AuthenticationError, BadRequestError, NotFoundError, WasdiClient
 

@@ -4,13 +4,13 @@ served at /layers/{layerId}.png with their session check."""
 from __future__ import annotations
 
 import json
-import zlib
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import numpy as np
 import pytest
 from tests.conftest import Person, Server
+from tests.png_decoding import decode_png
 from tests.server.geodata import folder, http, ingested, make_geotiff, new_workspace, share, wait_process
 
 from wasdi_server.providers import mapserver
@@ -25,27 +25,6 @@ SLD = """<?xml version="1.0" encoding="UTF-8"?>
   </ColorMap>
  </RasterSymbolizer></Rule></FeatureTypeStyle></UserStyle></NamedLayer>
 </StyledLayerDescriptor>"""
-
-
-def decode_png(data: bytes) -> np.ndarray:
-    """The RGBA pixels of a PNG written by ``encode_png`` (8-bit RGBA, filter 0)."""
-    assert data.startswith(b"\x89PNG\r\n\x1a\n")
-    pos, chunks = 8, {}
-    idat = b""
-    while pos < len(data):
-        length = int.from_bytes(data[pos:pos + 4], "big")
-        kind = data[pos + 4:pos + 8]
-        body = data[pos + 8:pos + 8 + length]
-        assert zlib.crc32(kind + body) == int.from_bytes(data[pos + 8 + length:pos + 12 + length], "big")
-        if kind == b"IDAT":
-            idat += body
-        chunks[kind] = body
-        pos += 12 + length
-    width, height = int.from_bytes(chunks[b"IHDR"][:4], "big"), int.from_bytes(chunks[b"IHDR"][4:8], "big")
-    assert chunks[b"IHDR"][8:10] == bytes([8, 6])
-    rows = np.frombuffer(zlib.decompress(idat), dtype=np.uint8).reshape(height, 1 + width * 4)
-    assert (rows[:, 0] == 0).all()
-    return rows[:, 1:].reshape(height, width, 4)
 
 
 def test_grey_stretch_and_transparent_nodata(tmp_path: Path) -> None:

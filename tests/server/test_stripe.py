@@ -14,6 +14,7 @@ import respx
 from tests.conftest import Server
 
 from wasdi_server.providers.payments import CheckoutRequest, PaymentError, StripePaymentProvider
+from wasdi_server.providers.payments.stripe import API_VERSION, MAX_RETRIES
 
 API = "https://api.stripe.com"
 KEY = "sk_test_51Pwasdi0000000000000000000000000000000000"
@@ -101,9 +102,13 @@ def stripe_api() -> Iterator[respx.MockRouter]:
         yield router
 
 
+PAUSES: list[float] = []
+
+
 @pytest.fixture
 def provider() -> StripePaymentProvider:
-    return StripePaymentProvider(KEY, API, timeout_seconds=5)
+    PAUSES.clear()
+    return StripePaymentProvider(KEY, API, timeout_seconds=5, sleep=PAUSES.append)
 
 
 # -- create ---------------------------------------------------------------------------------------------
@@ -159,6 +164,87 @@ def test_create_checkout_errors(stripe_api: respx.MockRouter, provider: StripePa
     with pytest.raises(PaymentError, match="cannot reach Stripe") as caught:
         provider.create_checkout(request())
     assert KEY not in str(caught.value) and KEY not in repr(provider)
+
+
+def test_every_request_names_the_pinned_api_version(stripe_api: respx.MockRouter,
+                                                    provider: StripePaymentProvider) -> None:
+    create = stripe_api.post("/v1/checkout/sessions").mock(return_value=httpx.Response(200, json=OPEN_SESSION))
+    read = stripe_api.get(f"/v1/checkout/sessions/{SESSION_ID}").mock(return_value=httpx.Response(200,
+                                                                                                  json=OPEN_SESSION))
+    provider.create_checkout(request())
+    provider.retrieve(SESSION_ID)
+    assert create.calls.last.request.headers["stripe-version"] == API_VERSION == "2024-06-20"
+    assert read.calls.last.request.headers["stripe-version"] == API_VERSION
+    assert "idempotency-key" not in read.calls.last.request.headers  # a GET is idempotent by itself
+
+
+def test_each_create_call_has_its_own_idempotency_key(stripe_api: respx.MockRouter,
+                                                      provider: StripePaymentProvider) -> None:
+    route = stripe_api.post("/v1/checkout/sessions").mock(return_value=httpx.Response(200, json=OPEN_SESSION))
+    provider.create_checkout(request())
+    provider.create_checkout(request())
+    keys = [call.request.headers["idempotency-key"] for call in route.calls]
+    assert len(set(keys)) == 2 and all(len(key) >= 32 for key in keys)
+
+
+@pytest.mark.parametrize("first", [
+    httpx.ConnectError("refused"),
+    httpx.ReadTimeout("the answer was lost"),
+    httpx.Response(503, text="busy"),
+    httpx.Response(409, json={"error": {"message": "a concurrent request is in progress"}}),
+    httpx.Response(400, headers={"Stripe-Should-Retry": "true"}, json={"error": {"message": "try again"}}),
+], ids=["connect-error", "lost-answer", "503", "409", "should-retry"])
+def test_a_create_whose_answer_was_lost_is_sent_again_with_the_same_key(
+        stripe_api: respx.MockRouter, provider: StripePaymentProvider, first: Any) -> None:
+    answers = [first, httpx.Response(200, json=OPEN_SESSION)]
+
+    def answer(_: httpx.Request) -> httpx.Response:
+        given = answers.pop(0)
+        if isinstance(given, Exception):
+            raise given
+        return given
+
+    route = stripe_api.post("/v1/checkout/sessions").mock(side_effect=answer)
+    assert provider.create_checkout(request()).session_id == SESSION_ID
+    keys = [call.request.headers["idempotency-key"] for call in route.calls]
+    assert len(keys) == 2 and keys[0] == keys[1]  # Stripe answers the retry with the first call's session
+    assert PAUSES == [0.5]
+
+
+def test_retries_are_bounded_and_follow_stripes_advice(stripe_api: respx.MockRouter,
+                                                       provider: StripePaymentProvider) -> None:
+    route = stripe_api.post("/v1/checkout/sessions").mock(return_value=httpx.Response(503, text="busy"))
+    with pytest.raises(PaymentError, match="503"):
+        provider.create_checkout(request())
+    assert route.call_count == 1 + MAX_RETRIES and PAUSES == [0.5, 1.0]
+    assert len({call.request.headers["idempotency-key"] for call in route.calls}) == 1
+    PAUSES.clear()
+    route.mock(return_value=httpx.Response(500, headers={"Stripe-Should-Retry": "false"}, text="no"))
+    with pytest.raises(PaymentError, match="500"):
+        provider.create_checkout(request())
+    assert route.call_count == 1 + MAX_RETRIES + 1 and PAUSES == []
+    route.mock(return_value=stripe_error(400, "Amount must be at least €0.50 eur"))
+    with pytest.raises(PaymentError, match="400"):
+        provider.create_checkout(request())
+    assert route.call_count == 1 + MAX_RETRIES + 2 and PAUSES == []  # a refusal is not sent again
+
+
+def test_retries_stop_at_the_timeout(stripe_api: respx.MockRouter, monkeypatch: pytest.MonkeyPatch) -> None:
+    from wasdi_server.providers.payments import stripe
+
+    now = [1000.0]  # a clock that only the pauses move, so a loaded machine changes nothing
+    pauses: list[float] = []
+
+    def pause(seconds: float) -> None:
+        pauses.append(seconds)
+        now[0] += seconds
+
+    monkeypatch.setattr(stripe.time, "monotonic", lambda: now[0])
+    quick = StripePaymentProvider(KEY, API, timeout_seconds=1.2, sleep=pause)
+    route = stripe_api.post("/v1/checkout/sessions").mock(side_effect=httpx.ConnectError("refused"))
+    with pytest.raises(PaymentError, match="cannot reach Stripe"):
+        quick.create_checkout(request())
+    assert route.call_count == 2 and pauses == [0.5]  # a third try would end after the timeout
 
 
 # -- retrieve -------------------------------------------------------------------------------------------

@@ -4,9 +4,7 @@ nodes, the permission matrix, sharing (a repeated share is a failure) and downlo
 from __future__ import annotations
 
 import io
-import struct
 import zipfile
-import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +12,7 @@ from typing import Any
 import httpx
 import pytest
 from tests.conftest import Person, Server
+from tests.png_decoding import decode_png
 
 from wasdi_server.services.styles import MAX_STYLE_BYTES
 
@@ -109,23 +108,11 @@ def preview_file(server: Server, name: str) -> Path:
 
 
 def png_pixels(data: bytes) -> tuple[int, int, list[tuple[int, ...]]]:
-    """Width, height and the first row's RGBA pixels of a PNG written by the server."""
-    assert data.startswith(b"\x89PNG\r\n\x1a\n")
-    pos, idat, width, height = 8, b"", 0, 0
-    while pos < len(data):
-        (length,), kind = struct.unpack(">I", data[pos:pos + 4]), data[pos + 4:pos + 8]
-        body = data[pos + 8:pos + 8 + length]
-        assert struct.unpack(">I", data[pos + 8 + length:pos + 12 + length])[0] == zlib.crc32(kind + body)
-        if kind == b"IHDR":
-            width, height, depth, color_type = struct.unpack(">IIBB", body[:10])
-            assert (depth, color_type) == (8, 6)
-        elif kind == b"IDAT":
-            idat += body
-        pos += 12 + length
-    raw = zlib.decompress(idat)
-    row = raw[1:1 + width * 4]
-    assert raw[0] == 0
-    return width, height, [tuple(row[i:i + 4]) for i in range(0, len(row), 4)]
+    """Width, height and the first row's RGBA pixels of a PNG written by the server (decoded by Pillow)."""
+    pixels = decode_png(data)
+    height, width, _ = pixels.shape
+    assert (pixels == pixels[0]).all(), "a colour bar: every row the same"
+    return width, height, [tuple(int(c) for c in p) for p in pixels[0]]
 
 
 def records(server: Server) -> list[dict[str, Any]]:

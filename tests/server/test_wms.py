@@ -20,8 +20,8 @@ import waitress
 from owslib.util import ServiceException as OwsServiceException
 from owslib.wms import WebMapService
 from tests.conftest import Person, Server
+from tests.png_decoding import decode_png
 from tests.server.geodata import ingested, make_geotiff, new_workspace, share, wait_process
-from tests.server.test_mapserver import decode_png
 
 from wasdi_server.providers.wms import render
 from wasdi_server.providers.wms.cache import TileCache

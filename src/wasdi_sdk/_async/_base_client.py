@@ -32,7 +32,6 @@ from .._base_client import (
 )
 from ..catalog import Auth, BodyKind, Endpoint, ParamType, endpoint
 from ..catalog.placement import PROCESS_NODE, WORKSPACE_NODE
-from ..models import WasdiModel
 
 
 class AsyncBaseClient:
@@ -89,6 +88,8 @@ class AsyncBaseClient:
         places = WORKSPACE_NODE.get(ep.name)
         for place in places or ():
             if place.startswith("body:"):
+                from ..models import WasdiModel
+
                 wire = body.to_wire() if isinstance(body, WasdiModel) else body
                 value = wire.get(place.removeprefix("body:")) if isinstance(wire, dict) else None
             else:
@@ -156,6 +157,8 @@ class AsyncBaseClient:
         kind = ep.body.kind
         if kind is BodyKind.JSON or kind is BodyKind.JSON_LIST:
             if body is not None or ep.body.required:
+                from ..models import WasdiModel
+
                 payload = body.to_wire() if isinstance(body, WasdiModel) else body
                 content = json.dumps(payload).encode()
                 headers["Content-Type"] = "application/json"

@@ -7,37 +7,39 @@ from __future__ import annotations
 from functools import cached_property
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from ..config import WasdiConfig, load_config
-from ..models import GeorefProductViewModel, ProcessWorkspaceViewModel
 from ._base_client import AsyncBaseClient
-from .events import AsyncEventsResource
-from .resources import (
-    AsyncAdminResource,
-    AsyncAuthResource,
-    AsyncConsoleResource,
-    AsyncCreditsResource,
-    AsyncFileBufferResource,
-    AsyncFilesResource,
-    AsyncImagesResource,
-    AsyncMapsResource,
-    AsyncNodesResource,
-    AsyncOrganizationsResource,
-    AsyncPackageManagerResource,
-    AsyncParamTemplatesResource,
-    AsyncProcessesResource,
-    AsyncProcessorMediaResource,
-    AsyncProcessorsResource,
-    AsyncProductsResource,
-    AsyncProjectsResource,
-    AsyncSearchResource,
-    AsyncStylesResource,
-    AsyncSubscriptionsResource,
-    AsyncUtilityResource,
-    AsyncWorkflowsResource,
-    AsyncWorkspacesResource,
-)
+
+if TYPE_CHECKING:
+    from ..models import GeorefProductViewModel, ProcessWorkspaceViewModel
+    from .events import AsyncEventsResource
+    from .resources import (
+        AsyncAdminResource,
+        AsyncAuthResource,
+        AsyncConsoleResource,
+        AsyncCreditsResource,
+        AsyncFileBufferResource,
+        AsyncFilesResource,
+        AsyncImagesResource,
+        AsyncMapsResource,
+        AsyncNodesResource,
+        AsyncOrganizationsResource,
+        AsyncPackageManagerResource,
+        AsyncParamTemplatesResource,
+        AsyncProcessesResource,
+        AsyncProcessorMediaResource,
+        AsyncProcessorsResource,
+        AsyncProductsResource,
+        AsyncProjectsResource,
+        AsyncSearchResource,
+        AsyncStylesResource,
+        AsyncSubscriptionsResource,
+        AsyncUtilityResource,
+        AsyncWorkflowsResource,
+        AsyncWorkspacesResource,
+    )
 
 
 class AsyncWasdiClient(AsyncBaseClient):
@@ -58,121 +60,169 @@ class AsyncWasdiClient(AsyncBaseClient):
     @cached_property
     def auth(self) -> AsyncAuthResource:
         """/auth: login, sessions, registration, profile, password, upload accounts."""
+        from .resources.auth import AsyncAuthResource
+
         return AsyncAuthResource(self)
 
     @cached_property
     def processors(self) -> AsyncProcessorsResource:
         """/processors: apps: upload, deploy, run, logs, files and UI; the store, sharing and payments."""
+        from .resources.processors import AsyncProcessorsResource
+
         return AsyncProcessorsResource(self)
 
     @cached_property
     def param_templates(self) -> AsyncParamTemplatesResource:
         """/processorParamTempl: reusable parameter templates of apps and their sharing."""
+        from .resources.param_templates import AsyncParamTemplatesResource
+
         return AsyncParamTemplatesResource(self)
 
     @cached_property
     def processor_media(self) -> AsyncProcessorMediaResource:
         """/processormedia: app-store categories and publishers, reviews and comments."""
+        from .resources.processor_media import AsyncProcessorMediaResource
+
         return AsyncProcessorMediaResource(self)
 
     @cached_property
     def package_manager(self) -> AsyncPackageManagerResource:
         """/packageManager: the package environment of an app."""
+        from .resources.package_manager import AsyncPackageManagerResource
+
         return AsyncPackageManagerResource(self)
 
     @cached_property
     def processes(self) -> AsyncProcessesResource:
         """/process: process workspaces (runs), their status, payload, running time and queues."""
+        from .resources.processes import AsyncProcessesResource
+
         return AsyncProcessesResource(self)
 
     @cached_property
     def credits(self) -> AsyncCreditsResource:
         """/credits: credit packages and their purchase."""
+        from .resources.credits import AsyncCreditsResource
+
         return AsyncCreditsResource(self)
 
     @cached_property
     def images(self) -> AsyncImagesResource:
         """/images: image upload, retrieval, existence check and deletion; processor logo and gallery."""
+        from .resources.images import AsyncImagesResource
+
         return AsyncImagesResource(self)
 
     @cached_property
     def admin(self) -> AsyncAdminResource:
         """/admin: the operators' console: lookups, permissions, users, node metrics, queue cleaning."""
+        from .resources.admin import AsyncAdminResource
+
         return AsyncAdminResource(self)
 
     @cached_property
     def styles(self) -> AsyncStylesResource:
         """/styles: map styles (SLD files) and their sharing."""
+        from .resources.styles import AsyncStylesResource
+
         return AsyncStylesResource(self)
 
     @cached_property
     def console(self) -> AsyncConsoleResource:
         """/console: the notebook console of a workspace (the web client's calls)."""
+        from .resources.console import AsyncConsoleResource
+
         return AsyncConsoleResource(self)
 
     @cached_property
     def workflows(self) -> AsyncWorkflowsResource:
         """/workflows: SNAP graph workflows, their sharing and their runs."""
+        from .resources.workflows import AsyncWorkflowsResource
+
         return AsyncWorkflowsResource(self)
 
     @cached_property
     def nodes(self) -> AsyncNodesResource:
         """/node: compute nodes and their sharing."""
+        from .resources.nodes import AsyncNodesResource
+
         return AsyncNodesResource(self)
 
     @cached_property
     def organizations(self) -> AsyncOrganizationsResource:
         """/organizations: organizations and their sharing."""
+        from .resources.organizations import AsyncOrganizationsResource
+
         return AsyncOrganizationsResource(self)
 
     @cached_property
     def subscriptions(self) -> AsyncSubscriptionsResource:
         """/subscriptions: subscriptions, their sharing and purchase."""
+        from .resources.subscriptions import AsyncSubscriptionsResource
+
         return AsyncSubscriptionsResource(self)
 
     @cached_property
     def projects(self) -> AsyncProjectsResource:
         """/projects: projects of subscriptions and the active project."""
+        from .resources.projects import AsyncProjectsResource
+
         return AsyncProjectsResource(self)
 
     @cached_property
     def products(self) -> AsyncProductsResource:
         """/product: products inside workspaces (streamed uploads)."""
+        from .resources.products import AsyncProductsResource
+
         return AsyncProductsResource(self)
 
     @cached_property
     def file_buffer(self) -> AsyncFileBufferResource:
         """/filebuffer: imports into a workspace, band publishing, copies between workspaces."""
+        from .resources.file_buffer import AsyncFileBufferResource
+
         return AsyncFileBufferResource(self)
 
     @cached_property
     def files(self) -> AsyncFilesResource:
         """/catalog: workspace files as the official library reaches them (streamed downloads)."""
+        from .resources.files import AsyncFilesResource
+
         return AsyncFilesResource(self)
 
     @cached_property
     def search(self) -> AsyncSearchResource:
         """/search: queries against the data providers (query strings: ``wasdi_sdk.search_query``)."""
+        from .resources.search import AsyncSearchResource
+
         return AsyncSearchResource(self)
 
     @cached_property
     def maps(self) -> AsyncMapsResource:
         """This server's WMS (outside the contract): published bands as map layers for map clients."""
+        from .resources.maps import AsyncMapsResource
+
         return AsyncMapsResource(self)
 
     @cached_property
     def events(self) -> AsyncEventsResource:
         """The server's messages about a workspace, live (STOMP over WebSocket, outside the contract)."""
+        from .events import AsyncEventsResource
+
         return AsyncEventsResource(self)
 
     @cached_property
     def utility(self) -> AsyncUtilityResource:
         """/wasdi: health check and feedback."""
+        from .resources.utility import AsyncUtilityResource
+
         return AsyncUtilityResource(self)
 
     @cached_property
     def workspaces(self) -> AsyncWorkspacesResource:
         """/ws: workspaces and their sharing."""
+        from .resources.workspaces import AsyncWorkspacesResource
+
         return AsyncWorkspacesResource(self)
 
     async def wait_for_process(self, process_id: str, **kwargs: Any) -> ProcessWorkspaceViewModel:

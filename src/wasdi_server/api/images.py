@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from ..services.images import MAX_IMAGE_BYTES, image_extension
 from .answers import Answer
 from .content_disposition import content_disposition
 from .framework import Call, handles
+from .multipart_stream import SpooledBody
 
 CHUNK = 64 * 1024
 MULTIPART_SLACK = 64 * 1024
@@ -44,7 +46,9 @@ def receive_file(call: Call, field: str, limit: int, staging: Path,
 
     At most ``limit`` bytes: past it the copy stops and the call is a 400 (the temporary file is
     removed).  ``accept`` sees the part's file name before any byte is copied (e.g. to check its
-    extension).  Only one chunk is ever held in memory.
+    extension).  Only one chunk is ever held in memory.  When the server already parsed the body while
+    it arrived (``serving.py``: a ``SpooledBody`` with its parts), the part's file is moved into
+    ``staging`` (a rename on the same disk) instead of being read and written again.
     """
     request = call.request
     if not (request.content_type or "").lower().startswith("multipart/form-data"):
@@ -56,35 +60,65 @@ def receive_file(call: Call, field: str, limit: int, staging: Path,
     staging.mkdir(parents=True, exist_ok=True)
     temp: Path | None = None
     try:
-        try:
-            form = request.get_media()
-            if not isinstance(form, MultipartForm):
-                raise BadRequest("the body is not a multipart form")
-            for part in form:
-                if part.name != field:
-                    continue
-                filename = part.filename or ""
-                if accept is not None:
-                    accept(filename)
-                fd, name = tempfile.mkstemp(dir=staging, prefix=".upload-")
-                temp = Path(name)
-                size = 0
-                with os.fdopen(fd, "wb") as out:
-                    while chunk := part.stream.read(CHUNK):
-                        size += len(chunk)
-                        if size > limit:
-                            raise BadRequest(f"the file is larger than {limit} bytes")
-                        out.write(chunk)
-                break
-            else:
-                raise BadRequest(f"the form has no file field {field!r}")
-        except falcon.HTTPError as e:
-            raise BadRequest(f"the multipart body cannot be read: {e.title}") from e
-        assert temp is not None
+        body = request.env.get("wsgi.input")
+        if isinstance(body, SpooledBody) and body.parts is not None:
+            temp, filename, size = _take_spooled_part(body, field, limit, staging, accept)
+        else:
+            temp, filename, size = _copy_part(request, field, limit, staging, accept)
         yield Received(temp, filename, size)
     finally:
         if temp is not None:
             temp.unlink(missing_ok=True)
+
+
+def _take_spooled_part(body: SpooledBody, field: str, limit: int, staging: Path,
+                       accept: Callable[[str], object] | None) -> tuple[Path, str, int]:
+    part = body.part(field)
+    if part is None:
+        raise BadRequest(f"the form has no file field {field!r}")
+    filename = part.filename or ""
+    if accept is not None:
+        accept(filename)
+    if part.size > limit:
+        raise BadRequest(f"the file is larger than {limit} bytes")
+    temp = staging / f".upload-{uuid.uuid4().hex}"
+    part.move_to(temp)
+    return temp, filename, part.size
+
+
+def _copy_part(request: falcon.Request, field: str, limit: int, staging: Path,
+               accept: Callable[[str], object] | None) -> tuple[Path, str, int]:
+    temp: Path | None = None
+    try:
+        form = request.get_media()
+        if not isinstance(form, MultipartForm):
+            raise BadRequest("the body is not a multipart form")
+        parts = iter(form)
+        for part in parts:
+            if part.name != field:
+                continue
+            filename = part.filename or ""
+            if accept is not None:
+                accept(filename)
+            fd, name = tempfile.mkstemp(dir=staging, prefix=".upload-")
+            temp = Path(name)
+            size = 0
+            with os.fdopen(fd, "wb") as out:
+                while chunk := part.stream.read(CHUNK):
+                    size += len(chunk)
+                    if size > limit:
+                        raise BadRequest(f"the file is larger than {limit} bytes")
+                    out.write(chunk)
+            for _ in parts:  # read to the closing delimiter: a body cut short is refused, not stored
+                pass
+            return temp, filename, size
+        raise BadRequest(f"the form has no file field {field!r}")
+    except BaseException as e:
+        if temp is not None:
+            temp.unlink(missing_ok=True)
+        if isinstance(e, falcon.HTTPError):
+            raise BadRequest(f"the multipart body cannot be read: {e.title}") from e
+        raise
 
 
 def _check_image_name(filename: str) -> None:

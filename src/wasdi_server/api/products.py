@@ -1,8 +1,9 @@
 """/product: products inside workspaces.
 
-Uploads are streamed: the multipart ``file`` part goes chunk by chunk into a hidden temporary file of
-the workspace folder (``api.images.receive_file``), which is then renamed into place; the request body
-is never held in memory.
+Uploads are streamed: the multipart ``file`` part goes into a hidden temporary file of the workspace
+folder (``api.images.receive_file``), which is then renamed into place; the request body is never held in
+memory.  Under ``wasdi-server serve`` a big upload's file part is written while it arrives into the spool
+of the files' disk (``serving.py``) and only renamed from there.
 """
 
 from __future__ import annotations

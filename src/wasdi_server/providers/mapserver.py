@@ -32,6 +32,7 @@ from typing import Any, Protocol
 
 from wasdi_sdk.atomic_files import write_atomic
 
+from ..png import encode_pixels
 from .wms import render
 from .wms.cache import TileCache, cache_key
 from .wms.styles import MAX_SLD_BYTES, ColourMap, RasterStyle, parse_style
@@ -106,10 +107,6 @@ def parse_colour_map(sld: str | None) -> ColourMap | None:
 
 def colourise(values: Any, valid: Any, colour_map: ColourMap) -> Any:
     return render.colourise(values, valid, colour_map)
-
-
-def encode_png(rgba: Any) -> bytes:
-    return render.encode_png(rgba)
 
 
 def _preview_without_crs(layer: render.Layer, style: RasterStyle, max_size: int) -> Any:
@@ -207,7 +204,7 @@ class LocalMapServer:
         path = self.layer_file(layer_id)
         if path is None:
             raise MapServerError("invalid layer id")
-        write_atomic(path, render.encode_png(pixels))
+        write_atomic(path, encode_pixels(pixels))
 
     def publish(self, source: str, band_index: int, layer_id: str, style: str | None, url: str) -> PublishedLayer:
         folder = self.folder(layer_id)
@@ -279,7 +276,7 @@ class LocalMapServer:
         if cached is not None:
             return cached
         pixels = render.draw(layer, self.style(name), crs, bbox, width, height)
-        png = render.encode_png(pixels if background is None else render.flatten(pixels, background))
+        png = encode_pixels(pixels if background is None else render.flatten(pixels, background))
         self.tiles.put(layer_id, key, png)
         return png
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import DomainError
+from ..png import encode_pixels
 from ..providers.mapserver import LocalMapServer, MapServer, MapServerError
 from ..providers.wms import protocol, render
 from ..providers.wms.protocol import ServiceException
@@ -147,7 +148,7 @@ class MapService:
             raise ServiceException(str(e), "LayerNotDefined") from e
         if background is not None:
             pixels = render.flatten(pixels, background)
-        return Answer(render.encode_png(pixels), PNG, cacheable=True)
+        return Answer(encode_pixels(pixels), PNG, cacheable=True)
 
     def feature_info(self, user: User, request: protocol.InfoRequest) -> Answer:
         view = request.map
@@ -177,7 +178,7 @@ class MapService:
     def legend(self, user: User, request: protocol.LegendRequest) -> Answer:
         _, layer = self.visible(user, request.layer)
         style = self._local().style(self._style_name(user, request.style, layer))
-        return Answer(render.encode_png(render.legend(layer, style, request.width, request.height)), PNG,
+        return Answer(encode_pixels(render.legend(layer, style, request.width, request.height)), PNG,
                       cacheable=True)
 
 

@@ -56,12 +56,13 @@ from wasdi_sdk.atomic_files import replace_durably
 
 from ..errors import BadRequest, Forbidden, NoContent, NotFound, NotModified
 from ..providers.mapserver import MAX_SLD_BYTES
+from ..providers.wms.styles import RGBA, RasterStyle, parse_style
 from ..store import Collection
 from .identity import User, now_ms
 from .images import STYLES as STYLES_COLLECTION
 from .images import ImageService, Place, flag
 from .paths import OpenedFile, inside, open_for_download, read_with_etag, safe_name, stage_bytes
-from .png import RGBA, parse_color, ramp_png
+from .png import ramp_png
 from .sharing import WRITE, Resource, ShareOutcome, SharingService
 
 log = logging.getLogger("wasdi_server.styles")
@@ -72,7 +73,6 @@ MAX_STYLE_BYTES = MAX_SLD_BYTES
 """The largest SLD accepted: what the map server reads (1 MiB; SLD files are a few KiB)."""
 MAX_NAME_LENGTH = 100
 MAX_DESCRIPTION_LENGTH = 2000
-MAX_PREVIEW_COLORS = 256
 NAME_TAKEN = "The style's name is already used."
 INVALID_STYLE = "Invalid style"
 NO_RIGHTS = "MSG_ERROR_NO_ACCESS_RIGHTS_OBJECT"
@@ -125,46 +125,16 @@ def parse_sld(path: Path) -> StdElementTree.Element:
     return root
 
 
-def preview_colors(root: StdElementTree.Element) -> tuple[list[RGBA], bool]:
-    """The colours of an SLD for its preview, and whether they blend (a ramp) or are classes.
+def preview_colors(style: RasterStyle) -> tuple[list[RGBA], bool]:
+    """The colours of a style's preview, and whether they blend (a ramp) or are classes: what the map
+    server draws with it, read from the same SLD by the same reader (``providers/wms/styles.py``).
 
-    ``ColorMapEntry`` (SLD 1.0, ``type`` ramp/intervals/values), then SE 1.1 ``Interpolate`` /
-    ``Categorize`` values, then any ``fill``/``stroke`` parameter.
+    A colour map: its colours, blended for a ramp; anything else (a channel selection, a style outside what
+    the map server draws): no colours, i.e. the default grey stretch.
     """
-    colors: list[RGBA] = []
-    smooth = True
-    for element in root.iter():
-        if local_name(element.tag) == "ColorMap":
-            kind = (element.get("type") or "ramp").strip().lower()
-            entries = [e for e in element.iter() if local_name(e.tag) == "ColorMapEntry"]
-            for entry in entries:
-                color = parse_color(entry.get("color"), entry.get("opacity"))
-                if color is not None:
-                    colors.append(color)
-            if entries:
-                smooth = kind == "ramp"
-                break
-    if not colors:
-        for element in root.iter():
-            name = local_name(element.tag)
-            if name in ("Interpolate", "Categorize"):
-                for value in element.iter():
-                    if local_name(value.tag) == "Value":
-                        color = parse_color(value.text)
-                        if color is not None:
-                            colors.append(color)
-                smooth = name == "Interpolate"
-                if colors:
-                    break
-    if not colors:
-        smooth = False
-        for element in root.iter():
-            is_parameter = local_name(element.tag) in ("CssParameter", "SvgParameter")
-            if is_parameter and element.get("name") in ("fill", "stroke"):
-                color = parse_color(element.text)
-                if color is not None and color not in colors:
-                    colors.append(color)
-    return colors[:MAX_PREVIEW_COLORS], smooth
+    if style.colour_map is None:
+        return [], True
+    return list(style.colour_map.colours), style.colour_map.kind == "ramp"
 
 
 def file_digest(path: Path) -> str:
@@ -240,7 +210,7 @@ class StyleService:
         """A new style from the uploaded SLD ``upload`` (a temporary file this call consumes)."""
         checked = check_style_name(name)
         check_description(description)
-        root = parse_sld(upload)
+        parse_sld(upload)
         stamp = now_ms()
         with self._lock, self.styles.transaction():
             if self.by_name(checked) is not None:
@@ -253,7 +223,7 @@ class StyleService:
                 "userId": user.user_id, "isPublic": bool(public), "creationDate": stamp, "lastUpdate": stamp,
             })
         self._publish(checked, target)
-        self._write_preview(checked, root)
+        self._write_preview(checked, target)
         return doc
 
     # -- file updates --------------------------------------------------------------------------
@@ -300,7 +270,7 @@ class StyleService:
     def replace_file(self, user: User, style_id: str | None, upload: Path) -> None:
         """Replace the SLD with ``upload`` (consumed); ``NotModified`` when the content is the same."""
         doc = self.writable_file(user, style_id)
-        root = parse_sld(upload)
+        parse_sld(upload)
         target = self.sld_path(doc["name"])
         with self._lock:
             if target.is_file() and file_digest(target) == file_digest(upload):
@@ -308,7 +278,7 @@ class StyleService:
             replace_durably(upload, target)
             self.styles.update(doc["styleId"], {"lastUpdate": now_ms()})
         self._publish(doc["name"], target)
-        self._write_preview(doc["name"], root)
+        self._write_preview(doc["name"], target)
 
     def write_staged(self, data: bytes) -> Path:
         """``data`` in a temporary file next to the styles (for the XML-text update)."""
@@ -462,9 +432,9 @@ class StyleService:
             except Exception:
                 log.exception("the map server could not publish the style %s", name)
 
-    def _write_preview(self, name: str, root: StdElementTree.Element) -> None:
-        colors, smooth = preview_colors(root)
+    def _write_preview(self, name: str, sld_path: Path) -> None:
         try:
+            colors, smooth = preview_colors(parse_style(sld_path.read_bytes()))
             self.images.store_bytes(self.preview_place(name), ramp_png(colors, smooth=smooth))
         except OSError:
             log.exception("the preview of the style %s could not be written", name)

@@ -33,19 +33,33 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from .base import Document, DuplicateKeyError, Predicate, StoreError, matches
 from .memory import clone
 
-try:
+if TYPE_CHECKING:
     import psycopg
     from psycopg import errors as pg_errors
     from psycopg.types.json import Jsonb
     from psycopg_pool import ConnectionPool, PoolTimeout
-except ImportError:  # pragma: no cover - the [postgresql] extra is not installed
-    psycopg = None  # type: ignore[assignment]
+
+
+def _load_driver() -> bool:
+    """Import psycopg and its pool when the first PostgreSQL store opens: a server on another engine never
+    loads them (25 MiB of its memory budget, bench/transfer.py).  False when the extra is not installed."""
+    global psycopg, pg_errors, Jsonb, ConnectionPool, PoolTimeout
+    if "ConnectionPool" in globals():
+        return True
+    try:
+        import psycopg
+        from psycopg import errors as pg_errors
+        from psycopg.types.json import Jsonb
+        from psycopg_pool import ConnectionPool, PoolTimeout
+    except ImportError:  # the [postgresql] extra is not installed
+        return False
+    return True
 
 VERSIONS_TABLE = "wasdi_store_versions"
 LOCK_SPACE = 0x57415344
@@ -98,7 +112,7 @@ class PostgresStore:
 
     def __init__(self, url: str, *, max_connections: int = 16, timeout_seconds: float = 10.0,
                  application_name: str = "wasdi-server") -> None:
-        if psycopg is None:
+        if not _load_driver():
             raise StoreError("the PostgreSQL store needs psycopg: pip install 'wasdi-toolkit[postgresql]'")
         self.url = url
         self.shown_url = redacted(url)

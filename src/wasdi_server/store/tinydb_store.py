@@ -1,5 +1,6 @@
-"""The default engine: a TinyDB JSON file per collection plus one append-only journal, so a write
-costs one appended line, not a rewrite of its collection.
+"""The default engine: a journaled document store in TinyDB's file format (our code; the TinyDB library is
+not used), a JSON file per collection plus one append-only journal, so a write costs one appended line, not a
+rewrite of its collection.
 
 On disk, in ``<data_dir>/db`` (docs/server.md, "The store"):
 

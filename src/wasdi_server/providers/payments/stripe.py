@@ -6,13 +6,25 @@
 - verify: ``GET /v1/checkout/sessions/{id}`` (with the invoice expanded); paid when
   ``payment_status == "paid"``.
 
-Bearer authentication with the secret key from the settings.  Transport failures, timeouts and
-every error answer become ``PaymentError`` (the key is never part of a message); an unknown session
-(404) is ``None``.
+Bearer authentication with the secret key from the settings.  Every request names the API version
+its answers are read in (``Stripe-Version: API_VERSION``), so a change of the account's default version
+cannot change the shapes read here.  Every create call carries an ``Idempotency-Key``, new per call and
+the same on its retries: a request that reached Stripe but whose answer was lost (a timeout, a dropped
+connection, a 409 or 5xx, or an answer saying ``Stripe-Should-Retry: true``) is sent again, at most
+``MAX_RETRIES`` times and within the timeout, and never opens a second checkout.  Transport failures,
+timeouts and every error answer become ``PaymentError`` (the key is never part of a message); an unknown
+session (404) is ``None``.
+
+Why not the official ``stripe`` library: two calls are needed, and this client is 200 lines over the
+httpx the server already has, with the same outbound behaviour as every other provider; the library
+would add a dependency (and its import time) for the same two requests.
 """
 
 from __future__ import annotations
 
+import time
+import uuid
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
@@ -21,6 +33,11 @@ import httpx
 from .base import CheckoutRequest, CheckoutSession, PaymentError
 
 DEFAULT_API_BASE = "https://api.stripe.com"
+API_VERSION = "2024-06-20"
+"""The Stripe API version whose ``checkout.session`` shape ``to_session`` reads (sent on every request)."""
+MAX_RETRIES = 2
+RETRY_STATUSES = frozenset({409, 429, 500, 502, 503, 504})
+"""Answers worth sending again with the same idempotency key (Stripe's own libraries retry these)."""
 
 
 def _id_of(value: Any) -> str | None:
@@ -46,13 +63,16 @@ class StripePaymentProvider:
     code = "stripe"
 
     def __init__(self, api_key: str, api_base: str = DEFAULT_API_BASE, timeout_seconds: float = 30.0,
-                 transport: httpx.BaseTransport | None = None) -> None:
+                 transport: httpx.BaseTransport | None = None,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
         if not api_key:
             raise ValueError("a Stripe API key is required")
         self._api_key = api_key
         self.api_base = (api_base or DEFAULT_API_BASE).rstrip("/")
+        self.timeout_seconds = timeout_seconds
         self.timeout = httpx.Timeout(timeout_seconds, connect=min(10.0, timeout_seconds))
         self._transport = transport
+        self._sleep = sleep
 
     def __repr__(self) -> str:  # never show the key
         return f"StripePaymentProvider(api_base={self.api_base!r})"
@@ -60,14 +80,36 @@ class StripePaymentProvider:
     # -- HTTP ------------------------------------------------------------------------------------
     def _request(self, method: str, path: str, *, data: dict[str, str] | None = None,
                  params: list[tuple[str, str | int | float | bool | None]] | None = None) -> httpx.Response:
-        headers = {"Authorization": f"Bearer {self._api_key}", "Accept": "application/json"}
-        try:
-            with httpx.Client(base_url=self.api_base, timeout=self.timeout, transport=self._transport) as client:
-                return client.request(method, path, data=data, params=params, headers=headers)
-        except httpx.TimeoutException as e:
-            raise PaymentError(f"Stripe did not answer {method} {path} in time") from e
-        except httpx.HTTPError as e:
-            raise PaymentError(f"cannot reach Stripe ({type(e).__name__})") from e
+        """One call, sent again (same idempotency key) while Stripe's answer says it may be, within the timeout."""
+        headers = {"Authorization": f"Bearer {self._api_key}", "Accept": "application/json",
+                   "Stripe-Version": API_VERSION}
+        if method == "POST":
+            headers["Idempotency-Key"] = str(uuid.uuid4())
+        deadline = time.monotonic() + self.timeout_seconds
+        with httpx.Client(base_url=self.api_base, timeout=self.timeout, transport=self._transport) as client:
+            for attempt in range(MAX_RETRIES + 1):
+                pause = 0.5 * 2 ** attempt
+                last_try = attempt == MAX_RETRIES or time.monotonic() + pause >= deadline
+                try:
+                    response = client.request(method, path, data=data, params=params, headers=headers)
+                except httpx.TimeoutException as e:
+                    if last_try:
+                        raise PaymentError(f"Stripe did not answer {method} {path} in time") from e
+                except httpx.HTTPError as e:
+                    if last_try:
+                        raise PaymentError(f"cannot reach Stripe ({type(e).__name__})") from e
+                else:
+                    if last_try or not self._may_retry(response):
+                        return response
+                self._sleep(pause)
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    @staticmethod
+    def _may_retry(response: httpx.Response) -> bool:
+        advice = response.headers.get("Stripe-Should-Retry")
+        if advice is not None:
+            return advice.strip().lower() == "true"
+        return response.status_code in RETRY_STATUSES
 
     @staticmethod
     def _json(response: httpx.Response) -> dict[str, Any]:

@@ -385,22 +385,3 @@ def flatten(rgba: Any, background: tuple[int, int, int]) -> Any:
     out[..., :3] = np.round(rgba[..., :3] * alpha + np.array(background, dtype=np.float64) * (1 - alpha))
     out[..., 3] = 255
     return out
-
-
-def encode_png(rgba: Any) -> bytes:
-    """A PNG (8-bit RGBA) of an ``(h, w, 4)`` ``uint8`` array; fully transparent images compress to ~100 bytes."""
-    import zlib
-
-    import numpy as np
-
-    height, width, _ = rgba.shape
-    rows = np.zeros((height, 1 + width * 4), dtype=np.uint8)  # filter byte 0 before every row
-    rows[:, 1:] = rgba.reshape(height, width * 4)
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        body = kind + data
-        return len(data).to_bytes(4, "big") + body + zlib.crc32(body).to_bytes(4, "big")
-
-    header = width.to_bytes(4, "big") + height.to_bytes(4, "big") + bytes([8, 6, 0, 0, 0])
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows.tobytes(), 1))
-            + chunk(b"IEND", b""))
