@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..json_reader import JsonReader
 from ..launcher import Launcher
 from ..providers.mail import MaildirMailer, Mailer, SmtpMailer
 from ..providers.mapserver import make_map_server
@@ -210,8 +211,10 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
     reviews = ReviewService(c("reviews"), c("review_comments"), app_records, atomic=store.atomic)
     app_store = AppStoreService(app_records, users, sharing, reviews, images, c("process_workspaces"),
                                 settings.app_categories_file)
-    app_payments = AppPaymentService(c("app_payments"), c("credit_packages"), app_records, sharing, payments)
-    param_templates = ParamTemplateService(c("processor_parameter_templates"), app_records, sharing)
+    json_reader = JsonReader.of(settings)
+    app_payments = AppPaymentService(c("app_payments"), c("credit_packages"), app_records, sharing, payments,
+                                     json_reader)
+    param_templates = ParamTemplateService(c("processor_parameter_templates"), app_records, sharing, json_reader)
     process_logs = ProcessLogService(RunLogs(settings.data_dir / "logs"), processes)
     workspaces.delete_hooks.append(process_logs.remove_for_workspace)
     workflows = WorkflowService(c("workflows"), sharing, products, settings.workflows_root, settings.node_code,
