@@ -42,6 +42,7 @@ from ..errors import BadRequest, Conflict, Forbidden, NoContent, NotFound, Serve
 from ..json_reader import JsonReader, JsonRefused
 from ..launcher.engines import AppLayout, Engine, engine_for
 from .app_files import (
+    MAX_FOLDER_NAME_BYTES,
     PIP_TXT,
     ZipStream,
     digest,
@@ -229,7 +230,7 @@ class AppService:
             raise BadRequest(f"{raw[:100]} is not a valid filename")
         if raw != raw.strip().lower() or " " in raw:
             raise ServerFailure("Processor Name MUST be lower case and without any space")
-        return safe_name(raw, "app name")
+        return safe_name(raw, "app name", MAX_FOLDER_NAME_BYTES)
 
     def upload(self, user: User, archive: Path, *, name: str | None, workspace_id: str | None, version: str | None,
                description: str | None, app_type: str | None, params_sample: str | None, public: int | None,
