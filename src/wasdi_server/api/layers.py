@@ -24,6 +24,7 @@ from ..providers.wms import protocol
 from ..providers.wms.protocol import ServiceException
 from .answers import to_json_bytes
 from .framework import LEGACY_BASE_PATH, SESSION_HEADER
+from .host_header import canonical_prefix
 
 if TYPE_CHECKING:
     from ..services import Services
@@ -74,7 +75,7 @@ class WebMapService:
         base = self.services.settings.public_url
         if not base:
             legacy = req.path.startswith(LEGACY_BASE_PATH + "/")
-            base = req.prefix + (LEGACY_BASE_PATH if legacy else "")
+            base = canonical_prefix(req) + (LEGACY_BASE_PATH if legacy else "")
         url = base.rstrip("/") + WMS_ROUTE + "?"
         return url + (f"token={quote(token_in_query, safe='')}&" if token_in_query else "")
 
