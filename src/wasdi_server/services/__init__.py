@@ -168,6 +168,7 @@ class Services:
         """Stop the background work and release the store."""
         self.metrics_recorder.stop()
         self.launcher.stop()
+        self.users.later.close()
         self.store.close()
 
 
