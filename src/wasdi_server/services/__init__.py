@@ -169,6 +169,7 @@ class Services:
         self.metrics_recorder.stop()
         self.launcher.stop()
         self.users.later.close()
+        self.maps.close()
         self.store.close()
 
 
@@ -203,7 +204,8 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
     missions = MissionService(sharing, settings.missions_file)
     processes = ProcessService(c("process_workspaces"), messages, workspaces, users, settings.node_code)
     map_server = make_map_server(settings.map_server, settings.data_dir, settings.styles_root,
-                                 settings.layer_max_pixels, settings.map_cache_bytes)
+                                 settings.layer_max_pixels, settings.map_cache_bytes, settings.map_draw_workers,
+                                 settings.map_draw_seconds)
     styles.publishers.append(map_server)
     products = ProductService(c("products"), c("layers"), workspaces, processes, messages, subscriptions, missions,
                               map_server, settings)
