@@ -8,7 +8,6 @@ import json
 import statistics
 import subprocess
 import sys
-import threading
 import time
 import tracemalloc
 import xml.etree.ElementTree as ET
@@ -18,12 +17,13 @@ from pathlib import Path
 import httpx
 import numpy as np
 import pytest
-import waitress
 from tests.conftest import Person, Server
 from tests.server.geodata import ingested, make_geotiff, new_workspace
 from tests.server.test_mapserver import decode_png
 from tests.server.test_wms import WEB_CLIENT_TILE, exception_code, publish, wms
+from tests.socket_server import on_a_socket
 
+from wasdi_server.providers.mapserver import LocalMapServer, make_map_server
 from wasdi_server.providers.wms import protocol, render
 from wasdi_server.providers.wms.styles import parse_style
 
@@ -125,14 +125,8 @@ def test_layers_are_composited_in_order(server: Server, alice: Person, layer: st
 
 @pytest.fixture
 def socket_server(server: Server) -> Iterator[str]:
-    httpd = waitress.create_server(server.app, host="127.0.0.1", port=0, threads=8, asyncore_use_poll=True)
-    thread = threading.Thread(target=httpd.run, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.effective_port}"
-    finally:
-        httpd.close()
-        thread.join(5)
+    with on_a_socket(server.app, threads=server.settings.threads) as base:
+        yield base
 
 
 ATTACKER = """
@@ -175,3 +169,11 @@ def test_hostile_maps_leave_the_server_answering(server: Server, alice: Person, 
     p99 = statistics.quantiles(latencies, n=100)[98]
     assert p99 < 0.1, f"p99 {p99 * 1000:.0f} ms, median {statistics.median(latencies) * 1000:.0f} ms"
     assert answered and set(answered) <= {"200", "503"}, answered
+
+
+@pytest.mark.parametrize("threads, workers, admitted", [(8, 2, 3), (4, 2, 1), (32, 2, 4), (2, 1, 1)])
+def test_map_requests_never_take_half_the_server_threads(tmp_path: Path, threads: int, workers: int,
+                                                         admitted: int) -> None:
+    maps = make_map_server("local", tmp_path, draw_workers=workers, server_threads=threads)
+    assert isinstance(maps, LocalMapServer) and maps.draws.admitted == admitted
+    maps.close()

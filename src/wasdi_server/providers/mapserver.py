@@ -138,12 +138,13 @@ class LocalMapServer:
     """Layers prepared under ``root`` that this server draws itself (preview PNG and WMS)."""
 
     def __init__(self, root: Path, styles: StyleSource | None = None, max_size: int = 2048,
-                 cache_bytes: int = 256 * 1024 * 1024, draw_workers: int = 2, draw_seconds: float = 30.0) -> None:
+                 cache_bytes: int = 256 * 1024 * 1024, draw_workers: int = 2, draw_seconds: float = 30.0,
+                 draw_admitted: int | None = None) -> None:
         self.root = root
         self.styles = styles
         self.max_size = max_size
         self.tiles = TileCache(root / ".tiles", cache_bytes)
-        self.draws = DrawPool(draw_workers, draw_seconds)
+        self.draws = DrawPool(draw_workers, draw_seconds, draw_admitted)
         """Where requests' maps are drawn (other processes, with a deadline: ``wms.draw_pool``)."""
 
     def close(self) -> None:
@@ -332,10 +333,11 @@ def sld_files(styles_root: Path) -> StyleSource:
 
 
 def make_map_server(kind: str, data_dir: Path, styles_root: Path | None = None, max_size: int = 2048,
-                    cache_bytes: int = 256 * 1024 * 1024, draw_workers: int = 2,
-                    draw_seconds: float = 30.0) -> MapServer:
+                    cache_bytes: int = 256 * 1024 * 1024, draw_workers: int = 2, draw_seconds: float = 30.0,
+                    server_threads: int = 8) -> MapServer:
     """The map server the settings name (``local`` is the only one so far)."""
     if kind in ("", "local"):
+        admitted = min(2 * draw_workers, max(1, (server_threads - 1) // 2))
         return LocalMapServer(data_dir / "layers", sld_files(styles_root) if styles_root else None, max_size,
-                              cache_bytes, draw_workers, draw_seconds)
+                              cache_bytes, draw_workers, draw_seconds, admitted)
     raise ValueError(f"unknown map server {kind!r} (known: local)")

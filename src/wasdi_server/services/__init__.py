@@ -205,7 +205,7 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
     processes = ProcessService(c("process_workspaces"), messages, workspaces, users, settings.node_code)
     map_server = make_map_server(settings.map_server, settings.data_dir, settings.styles_root,
                                  settings.layer_max_pixels, settings.map_cache_bytes, settings.map_draw_workers,
-                                 settings.map_draw_seconds)
+                                 settings.map_draw_seconds, settings.threads)
     styles.publishers.append(map_server)
     products = ProductService(c("products"), c("layers"), workspaces, processes, messages, subscriptions, missions,
                               map_server, settings)

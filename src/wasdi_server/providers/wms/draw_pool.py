@@ -2,11 +2,12 @@
 
 Drawing (GDAL's warper, numpy) runs in ``workers`` processes of its own (``draw_worker``), started when the
 first map is asked for and kept: the server's threads only send a job and wait for the PNG, so a draw
-neither holds the server's interpreter lock nor its memory.  At most ``workers`` draws run at once and as
-many more wait (at most ``seconds``); a request beyond that is refused at once (busy), so map requests can
-never occupy every thread of the server.  A draw not done ``seconds`` after it started is refused and its
-process killed (a thread stuck in GDAL cannot be stopped; a process can), and a new process takes its place
-at the next draw.  The processes run at a lower priority than the server (``draw_worker``).
+neither holds the server's interpreter lock nor its memory.  At most ``admitted`` draws run or wait (for at
+most ``seconds``) at once: twice ``workers``, and less than half the server's threads; a request beyond
+that is refused at once (busy), so map requests can never occupy every thread of the server.  A draw not
+done ``seconds`` after it started is refused and its process killed (a thread stuck in GDAL cannot be
+stopped; a process can), and a new process takes its place at the next draw.  The processes run at a lower
+priority than the server (``draw_worker``).
 """
 
 from __future__ import annotations
@@ -88,13 +89,15 @@ class _Worker:
 class DrawPool:
     """``workers`` drawing processes; ``draw`` sends a job to an idle one and waits at most ``seconds``."""
 
-    def __init__(self, workers: int = 2, seconds: float = 30.0) -> None:
+    def __init__(self, workers: int = 2, seconds: float = 30.0, admitted: int | None = None) -> None:
         self.workers = max(1, workers)
         self.seconds = seconds
+        self.admitted = max(1, admitted if admitted is not None else 2 * self.workers)
+        """Draws running or waiting at once (fewer than the server's threads, so others always get one)."""
         self._idle: queue.LifoQueue[_Worker | None] = queue.LifoQueue()
         for _ in range(self.workers):
             self._idle.put(None)  # a slot whose process starts with the first draw it takes
-        self._admitted = threading.BoundedSemaphore(2 * self.workers)
+        self._admitted = threading.BoundedSemaphore(self.admitted)
         self._started: set[_Worker] = set()
         self._lock = threading.Lock()
         self._closed = False
