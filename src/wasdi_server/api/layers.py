@@ -112,3 +112,5 @@ class WebMapService:
         resp.content_type = content_type
         resp.data = body
         resp.set_header("Cache-Control", "no-store")
+        if error.status == 503:  # the drawing processes are busy: a well-behaved client waits a little
+            resp.set_header("Retry-After", "1")
