@@ -85,4 +85,3 @@ def send_quietly(mailer: Mailer, to: str, subject: str, body: str) -> bool:
         log.exception("could not send mail %r to %s", subject, to)
         return False
     return True
-

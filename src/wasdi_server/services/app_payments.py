@@ -87,7 +87,7 @@ def decode_params(reader: JsonReader, encoded: str | None) -> dict[str, Any]:
         raise BadRequest("the parameters are empty")
     for candidate in (unquote(text), text):
         try:
-            data = reader.read(candidate, "the parameters")
+            data = reader.read(candidate, "the parameter text")
         except JsonRefused as e:
             if e.over_a_limit:
                 raise

@@ -106,7 +106,7 @@ def decode_parameters(reader: JsonReader, raw: str | None) -> tuple[dict[str, An
     refused: JsonRefused | None = None
     for candidate in (text, urllib.parse.unquote(text), urllib.parse.unquote_plus(text)):
         try:
-            value = reader.read(candidate, "the parameters")
+            value = reader.read(candidate, "the parameter text")
         except JsonRefused as e:
             refused = refused if refused is not None and refused.over_a_limit else e
             continue
