@@ -164,6 +164,7 @@ def main() -> None:
               f"{scene_base:.1f}ms ({scene_p50 / scene_base:.2f}x)")
         if args.compare:
             compare(args.compare, layer, zooms)
+        server.close()  # its drawing processes
 
 
 def compare(path: str, layer: object, zooms: list[int]) -> None:

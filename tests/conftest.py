@@ -81,6 +81,7 @@ class Server:
         return self.http.simulate_post(path, params=params, headers=headers, json=json, body=body)
 
     def mails(self) -> list[Any]:
+        self.services.users.later.drain()  # lost-password mails are written after the answer
         mailer = self.services.mailer
         assert isinstance(mailer, MaildirMailer)
         return mailer.messages()

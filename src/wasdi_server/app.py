@@ -9,6 +9,7 @@ import falcon
 from . import api  # registers every handler (and api.checkout, the payment pages)
 from .api import openapi
 from .api.framework import LEGACY_BASE_PATH, route_table
+from .api.host_header import HostHeaderGuard
 from .api.router import StaticFirstRouter
 from .api.web_client import WebClient
 from .nodes import endpoints as node_endpoints
@@ -31,7 +32,9 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
         services = build_services(settings)
         services.start()
     origins = services.settings.cors_allow_origins
-    middleware = [falcon.CORSMiddleware(allow_origins=origins if origins != ["*"] else "*")] if origins else []
+    middleware: list[object] = [HostHeaderGuard()]  # first: nothing reads a Host header it has not checked
+    if origins:
+        middleware.append(falcon.CORSMiddleware(allow_origins=origins if origins != ["*"] else "*"))
     app = WasdiApp(middleware=middleware, router=StaticFirstRouter())
     app.req_options.auto_parse_form_urlencoded = False
     app.req_options.strip_url_path_trailing_slash = True

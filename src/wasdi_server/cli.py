@@ -74,7 +74,7 @@ class ServerGroup(TyperGroup):
 app = typer.Typer(
     name="wasdi-server",
     cls=ServerGroup,
-    help="Serve a WASDI server, manage its users and fill its local search catalogue.",
+    help="Serve a WASDI server, manage its users, fill its local search catalogue and repair its store.",
     epilog="Exit codes: 0 ok, 1 error, 2 usage, 130 interrupted. Set WASDI_DEBUG=1 for tracebacks.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -83,8 +83,8 @@ app = typer.Typer(
 users_app = typer.Typer(help="Add, list, disable, enable users and reset passwords (also while the server runs).",
                         no_args_is_help=True)
 catalogue_app = typer.Typer(help="Fill the local search catalogue (the LOCAL data provider).", no_args_is_help=True)
-store_app = typer.Typer(help="The store of a data directory: copy it into the database of a deployment of several "
-                        "nodes.", no_args_is_help=True)
+store_app = typer.Typer(help="The store of a data directory: inspect and repair its journal, or copy it into the "
+                        "database of a deployment of several nodes (while no server runs on it).", no_args_is_help=True)
 app.add_typer(users_app, name="user")
 app.add_typer(catalogue_app, name="catalogue")
 app.add_typer(store_app, name="store")
@@ -457,6 +457,56 @@ def store_copy(
 
     typer.echo(f"copied {sum(c.documents for c in copied)} documents of {len(copied)} collections into "
                f"{redacted(to)}; start this data directory's server with --store-url as the main node", err=True)
+
+
+@store_app.command("check")
+def store_check(data_dir: DataDirOpt = None, config: ConfigOpt = None, json: JsonOpt = False) -> None:
+    """List the journals and every line of them the store cannot read (exit 1 when there is one)."""
+    import dataclasses
+
+    from .management import store_repair
+
+    try:
+        reports = store_repair.check(_settings(config, data_dir=data_dir).data_dir)
+    except store_repair.RepairError as e:
+        raise Failure(str(e)) from e
+    if json:
+        typer.echo(jsonlib.dumps([dataclasses.asdict(r) for r in reports], indent=2))
+    for report in reports if not json else ():
+        torn = f", {report.torn_tail} bytes of an append cut short (left out)" if report.torn_tail else ""
+        typer.echo(f"{report.name}: {report.lines} lines, {report.size} bytes{torn}")
+        for bad in report.bad:
+            typer.echo(f"  line {bad.number}: {bad.reason}\n    {bad.preview!r}")
+    if not reports and not json:
+        typer.echo("No journal: the store's files hold everything.", err=True)
+    broken = [(r.name, b.number) for r in reports for b in r.bad]
+    if broken:
+        name, number = broken[0]
+        typer.echo(f"Restore the data directory from a backup, or drop a line (its write is lost) with "
+                   f"'wasdi-server store drop-line {name} {number}'.", err=True)
+        raise typer.Exit(1)
+
+
+@store_app.command("drop-line")
+def store_drop_line(
+    journal: Annotated[str, typer.Argument(metavar="JOURNAL", help="The journal's file name, as 'store check' "
+                                                                   "shows it.")],
+    line: Annotated[int, typer.Argument(metavar="LINE", min=1, help="The line number, from 1.")],
+    yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation.")] = False,
+    data_dir: DataDirOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Remove one line of a journal (its bytes are kept beside it as JOURNAL.line-LINE.dropped)."""
+    from .management import store_repair
+
+    if not yes and not typer.confirm(f"Drop line {line} of {journal}? The write it holds is lost", default=False):
+        typer.echo("Nothing changed.", err=True)
+        raise typer.Exit(1)
+    try:
+        kept = store_repair.drop_line(_settings(config, data_dir=data_dir).data_dir, journal, line)
+    except store_repair.RepairError as e:
+        raise Failure(str(e)) from e
+    typer.echo(f"dropped line {line} of {journal}; its bytes are in {kept}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -15,6 +15,8 @@ SIGNATURE = b"\x89PNG\r\n\x1a\n"
 MAX_SIDE = 65535
 LEVEL = 1
 """Deflate level: maps are drawn per request, where speed matters more than the last few bytes."""
+BAND_BYTES = 2 * 1024 * 1024
+"""Uncompressed bytes handed to the compressor at a time."""
 
 
 def _chunk(kind: bytes, data: bytes) -> bytes:
@@ -30,13 +32,21 @@ def encode_png(width: int, height: int, rgba: Any) -> bytes:
     stride = width * 4
     if len(pixels) != stride * height:
         raise ValueError(f"{len(pixels)} bytes of pixels for a {width}x{height} RGBA image")
-    raw = bytearray((stride + 1) * height)  # each row: its filter byte (0: none), then its pixels
-    for row in range(height):
-        start = row * (stride + 1) + 1
-        raw[start:start + stride] = pixels[row * stride:(row + 1) * stride]
+    # Compressed a band of rows at a time: a large image costs its compressed size beside itself, not a second
+    # uncompressed copy (a 4096x4096 map is 64 MiB of pixels).
+    compressor = zlib.compressobj(LEVEL)
+    parts = []
+    rows_per_band = max(1, BAND_BYTES // (stride + 1))
+    for top in range(0, height, rows_per_band):
+        rows = min(rows_per_band, height - top)
+        band = bytearray((stride + 1) * rows)  # each row: its filter byte (0: none), then its pixels
+        for row in range(rows):
+            start = row * (stride + 1) + 1
+            band[start:start + stride] = pixels[(top + row) * stride:(top + row + 1) * stride]
+        parts.append(compressor.compress(band))
+    parts.append(compressor.flush())
     header = struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0)  # 8 bits, RGBA, deflate, no filter, no interlace
-    return (SIGNATURE + _chunk(b"IHDR", header) + _chunk(b"IDAT", zlib.compress(bytes(raw), LEVEL))
-            + _chunk(b"IEND", b""))
+    return SIGNATURE + _chunk(b"IHDR", header) + _chunk(b"IDAT", b"".join(parts)) + _chunk(b"IEND", b"")
 
 
 def encode_pixels(pixels: Any) -> bytes:

@@ -194,6 +194,11 @@ class Settings:
     """Longest side of a layer drawn by the local map server."""
     map_cache_bytes: int = 256 * 1024**2
     """Disk space of the local map server's cache of drawn map images (``<data_dir>/layers/.tiles``)."""
+    map_draw_workers: int = 2
+    """Processes that draw WMS maps (as many more requests may wait, fewer than half of ``threads`` in all;
+    beyond that a map request is refused at once)."""
+    map_draw_seconds: float = 30.0
+    """A WMS map not drawn this long after it was asked for is refused and its drawing process stopped."""
     search_providers: list[dict[str, Any]] = field(default_factory=list)
     """Search providers: ``[[search_providers]]`` tables with ``code``, ``type`` (``local`` or ``stac``)
     and their options (docs/search.md); env: a JSON list."""

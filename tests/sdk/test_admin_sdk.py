@@ -29,7 +29,12 @@ def test_lookups(server: Server, admin: Person, alice: Person) -> None:
 def test_permissions(server: Server, admin: Person, alice: Person, bob: Person) -> None:
     client = server.sdk(admin)
     ws = server.services.workspaces.create(server.services.users.active_user(alice.user_id), "shared")
-    assert "WORKSPACE" in server.sdk().admin.resource_types()
+    assert "WORKSPACE" in client.admin.resource_types()
+    with pytest.raises(PermissionDeniedError):
+        server.sdk(alice).admin.resource_types()
+    with pytest.raises(PermissionDeniedError):  # owners share through client.workspaces.share_add
+        server.sdk(alice).admin.add_resource_permission(resource_type="WORKSPACE", resource_id=ws["workspaceId"],
+                                                        user_id=bob.user_id)
     client.admin.add_resource_permission(resource_type="WORKSPACE", resource_id=ws["workspaceId"],
                                          user_id=bob.user_id, rights="write")
     found = client.admin.list_resource_permissions(user_id=bob.user_id)

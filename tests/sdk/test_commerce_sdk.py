@@ -80,8 +80,11 @@ def test_credits_errors_by_meaning(server: Server, alice: Person, bob: Person) -
         owner.credits.payment_url(package_id, payprov="paypal")
     with pytest.raises(BadRequestError):
         owner.credits.payment_url("missing", payprov="local")
-    with pytest.raises(ServerError):  # a failed verification is a 500 (contract)
+    with pytest.raises(AuthenticationError):  # an id naming no checkout vouches for nothing: 401
         owner.credits.confirm_payment("cs_local_" + "0" * 32, payprov="local")
+    unpaid = str(owner.credits.payment_url(package_id, payprov="local").message).rsplit("/", 1)[-1]
+    with pytest.raises(ServerError):  # a checkout that fails verification (not paid) is a 500 (contract)
+        owner.credits.confirm_payment(unpaid, payprov="local")
     with pytest.raises(AuthenticationError):
         server.sdk().credits.total()
     with pytest.raises(BadRequestError):  # checked by the SDK before sending

@@ -297,12 +297,12 @@ TABLE: list[Row] = [
     Row("projects.set_active", "project", "OWRA", lambda pr: {"project": pr}),
     # ... and another user's (the reader's): only that user and admins ("other users need admin")
     Row("projects.set_active", "project", "RA", lambda pr: {"project": pr, "target": USERS["R"]}),
-    # the generic resource-permission calls delegate to each type's own sharing rules
+    # the generic resource-permission calls are the admins' (owners share through each type's own calls)
     Row("admin.list_resource_permissions", "workspace", "A",
         lambda ws: {"resourceType": "WORKSPACE", "resourceId": ws}),
-    Row("admin.add_resource_permission", "workspace", "OWA",
+    Row("admin.add_resource_permission", "workspace", "A",
         lambda ws: {"resourceType": "WORKSPACE", "resourceId": ws, "userId": EXTRA, "rights": "read"}),
-    Row("admin.remove_resource_permission", "workspace", "OWRA",
+    Row("admin.remove_resource_permission", "workspace", "A",
         lambda ws: {"resourceType": "WORKSPACE", "resourceId": ws, "userId": USERS["R"]}),
     # payments (the local provider): an app purchase, a credit package, a subscription
     Row("processors.add_app_payment", "paid_app", "OWRA",

@@ -6,8 +6,8 @@ import pytest
 from tests.conftest import Person, Server
 
 from wasdi_sdk.catalog import BY_NAME, BodyKind
-from wasdi_server.api.bodies import json_depth_problem
 from wasdi_server.api.framework import HANDLERS
+from wasdi_server.json_reader import json_depth_problem
 
 DEEP_ARRAY = b"[" * 1000 + b"]" * 1000
 DEEP_OBJECT = b'{"a":' * 1000 + b"1" + b"}" * 1000

@@ -326,9 +326,9 @@ def test_confirmation_refusals(server: Server, alice: Person, fake: FakeProvider
                                                 payment_intent_id="pi")
     fake.sessions["cs_none"] = CheckoutSession("cs_none", "u", "", paid=True, payment_intent_id="pi")
     assert server.get("/credits/fake/confirmation/%20").status_code == 401  # missing id
-    # anything that fails verification is a 500 (contract: "500 verification or database failure")
-    for path in ("/credits/fake/confirmation/unknown", "/credits/fake/confirmation/cs_other",
-                 "/credits/fake/confirmation/cs_none"):
+    assert server.get("/credits/fake/confirmation/unknown").status_code == 401  # an id naming no checkout
+    # a checkout that fails verification is a 500 (contract: "500 verification or database failure")
+    for path in ("/credits/fake/confirmation/cs_other", "/credits/fake/confirmation/cs_none"):
         r = server.get(path)
         assert r.status_code == 500, (path, r.text)
     # a provider this server does not have is the caller's mistake: 401, not a server fault

@@ -130,7 +130,7 @@ def test_sharing_rules_in_style_b(server: Server, alice: Person, bob: Person, ap
     assert share("ghost@example.org")["intValue"] == 400    # unknown user
     assert share(bob.user_id, template="nope")["intValue"] == 400
     assert share(bob.user_id, who=None)["intValue"] == 401
-    assert share(alice.user_id, who=bob)["intValue"] == 400  # with the owner
+    assert share(alice.user_id, who=bob)["intValue"] == 403  # a reader: refused before "with the owner"
     listed = server.get(f"{BASE}/share/byprocessorParametersTemplate", alice, processorParametersTemplate=tid).json
     assert listed == [{"processorParametersTemplateId": tid, "userId": bob.user_id, "ownerId": alice.user_id,
                        "permissions": "read"}]

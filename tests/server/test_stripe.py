@@ -347,7 +347,7 @@ def test_credit_purchase_through_stripe(stripe_server: Server) -> None:
         lookup.mock(side_effect=httpx.ConnectError("down"))
         assert server.get(f"/credits/stripe/confirmation/{SESSION_ID}").status_code == 500
         stripe.get("/v1/checkout/sessions/cs_test_gone").mock(return_value=stripe_error(404, "No such", "x"))
-        assert server.get("/credits/stripe/confirmation/cs_test_gone").status_code == 500
+        assert server.get("/credits/stripe/confirmation/cs_test_gone").status_code == 401  # Stripe: no such session
     assert server.get("/credits/totalbyuser", alice).json == 50.0
 
 

@@ -724,8 +724,9 @@ def test_payment_url_failures(server: Server, alice: Person, bob: Person) -> Non
 
 def test_confirmation_failures(server: Server, alice: Person) -> None:
     assert_error(server.get("/subscriptions/local/confirmation/%20"), 401)
-    assert_error(server.get("/subscriptions/local/confirmation/cs_local_" + "0" * 32), 500)
-    assert_error(server.get("/subscriptions/local/confirmation/not-a-session"), 500)
+    # an id naming no checkout vouches for nothing: 401, as a missing one (never a 500)
+    assert_error(server.get("/subscriptions/local/confirmation/cs_local_" + "0" * 32), 401)
+    assert_error(server.get("/subscriptions/local/confirmation/not-a-session"), 401)
     assert_error(server.get("/subscriptions/local/confirmation/" + "x" * 2000), 401)
     # an unknown provider is the caller's mistake, never a server fault
     assert_error(server.get("/subscriptions/nowhere/confirmation/cs_local_" + "0" * 32), 401)
@@ -795,7 +796,7 @@ def test_confirmation_never_flips_without_a_verified_payment(server: Server, ali
     sub = create(server, alice, "OneDayStandard")
     server.get("/subscriptions/fake/paymentUrl", alice, subscription=sub)
     assert_error(server.get("/subscriptions/fake/confirmation/cs_1"), 500)  # unpaid
-    assert_error(server.get("/subscriptions/fake/confirmation/cs_404"), 500)  # unknown
+    assert_error(server.get("/subscriptions/fake/confirmation/cs_404"), 401)  # unknown
     fake.pay("cs_1")
     fake.down = True
     assert_error(server.get("/subscriptions/fake/confirmation/cs_1"), 500)  # cannot verify

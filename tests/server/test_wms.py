@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import threading
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,12 +15,12 @@ from typing import Any
 import httpx
 import numpy as np
 import pytest
-import waitress
 from owslib.util import ServiceException as OwsServiceException
 from owslib.wms import WebMapService
 from tests.conftest import Person, Server
 from tests.png_decoding import decode_png
 from tests.server.geodata import ingested, make_geotiff, new_workspace, share, wait_process
+from tests.socket_server import on_a_socket
 
 from wasdi_server.providers.wms import render
 from wasdi_server.providers.wms.cache import TileCache
@@ -62,14 +61,8 @@ def source_value(lon: float, lat: float) -> float | None:
 @pytest.fixture
 def served(server: Server) -> Iterator[str]:
     """The test server's app on a real socket (OWSLib speaks HTTP); its WMS address."""
-    httpd = waitress.create_server(server.app, host="127.0.0.1", port=0, threads=4, asyncore_use_poll=True)
-    thread = threading.Thread(target=httpd.run, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.effective_port}/wms"
-    finally:
-        httpd.close()
-        thread.join(5)
+    with on_a_socket(server.app) as base:
+        yield f"{base}/wms"
 
 
 def publish(server: Server, who: Person, ws: str, style: str | None = None) -> str:

@@ -281,12 +281,14 @@ def test_share_add_refusals(server: Server, alice: Person, target: str, code: in
 def test_share_with_owner_and_by_readers(server: Server, alice: Person, bob: Person, carol: Person) -> None:
     ws = create(server, alice, "s")
     share(server, alice, ws, bob.user_id)
-    assert share(server, bob, ws, alice.user_id)["stringValue"] == "MSG_ERROR_SHARING_WITH_OWNER"
+    # a reader is refused before any rule that would tell who the owner is
+    assert share(server, bob, ws, alice.user_id)["stringValue"] == "MSG_ERROR_NO_ACCESS_RIGHTS_OBJECT"
     reader_try = share(server, bob, ws, carol.user_id)
     assert reader_try["boolValue"] is False and reader_try["intValue"] == 403
     share(server, alice, ws, carol.user_id, "write")
     dave = server.add_user("dave@example.org")
     assert share(server, carol, ws, dave.user_id)["stringValue"] == "Done"
+    assert share(server, carol, ws, alice.user_id)["stringValue"] == "MSG_ERROR_SHARING_WITH_OWNER"
 
 
 def test_admin_may_share_with_themselves(server: Server, alice: Person, admin: Person) -> None:

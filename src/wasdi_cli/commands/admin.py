@@ -279,7 +279,8 @@ def permissions_add(
     write: Annotated[bool, typer.Option("--write", help="Write rights (default: read).")] = False,
     profile: ProfileOpt = None, base_url: BaseUrlOpt = None,
 ) -> None:
-    """Give USER read (or --write) rights on a resource, under the sharing rules of its type."""
+    """Give USER read (or --write) rights on a resource, under the sharing rules of its type (admins; an owner
+    shares with 'wasdi <group> share add', e.g. 'wasdi ws share add')."""
     with connection.client(profile, base_url) as client:
         resource_id = resolve_resource(client, resource_type, resource)
         user_id = resolve_user(client, user)
@@ -291,7 +292,7 @@ def permissions_add(
 @permissions_app.command("remove")
 def permissions_remove(resource_type: TypeArg, resource: ResourceArg, user: UserArg, profile: ProfileOpt = None,
                        base_url: BaseUrlOpt = None) -> None:
-    """Take away USER's permission on a resource."""
+    """Take away USER's permission on a resource (admins; an owner uses 'wasdi <group> share remove')."""
     with connection.client(profile, base_url) as client:
         resource_id = resolve_resource(client, resource_type, resource)
         user_id = resolve_user(client, user)

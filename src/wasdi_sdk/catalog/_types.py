@@ -55,6 +55,8 @@ class Param:
     doc: str = ""
     python: str = ""
     """The SDK's argument name when the snake-case wire name would clash (e.g. with the ``timeout`` option)."""
+    json: bool = False
+    """The value is a JSON text the server parses (sample or run parameters)."""
 
     @property
     def python_name(self) -> str:
@@ -81,6 +83,10 @@ class Body:
     model: str | None = None
     field: str | None = None
     required: bool = True
+    json_text: bool = False
+    """A ``TEXT`` body that is a JSON text the server parses (run parameters, a UI descriptor)."""
+    json_fields: tuple[str, ...] = ()
+    """String fields of a ``JSON`` body's model that hold JSON texts the server parses (wire names)."""
 
 
 NO_BODY = Body(BodyKind.NONE, required=False)
@@ -235,16 +241,21 @@ def qint(name: str, default: int | None = None, *, required: bool = False, doc: 
     return Param(name, ParamType.INT, required, default, doc)
 
 
-def json_body(model: str, required: bool = True) -> Body:
-    return Body(BodyKind.JSON, model=model, required=required)
+def qjson(name: str, doc: str = "") -> Param:
+    """An optional query parameter holding a JSON text."""
+    return Param(name, ParamType.STR, False, None, doc, json=True)
+
+
+def json_body(model: str, required: bool = True, json_fields: tuple[str, ...] = ()) -> Body:
+    return Body(BodyKind.JSON, model=model, required=required, json_fields=json_fields)
 
 
 def list_body() -> Body:
     return Body(BodyKind.JSON_LIST)
 
 
-def text_body(required: bool = True) -> Body:
-    return Body(BodyKind.TEXT, required=required)
+def text_body(required: bool = True, *, json_text: bool = False) -> Body:
+    return Body(BodyKind.TEXT, required=required, json_text=json_text)
 
 
 def multipart(field_name: str = "file") -> Body:

@@ -15,15 +15,17 @@ from ._types import (
     qreq,
 )
 
+_TEMPLATE_BODY = json_body("ProcessorParametersTemplateDetailViewModel", json_fields=("jsonParameters",))
+
 ENDPOINTS = (
     Endpoint("param_templates.delete", "DELETE", "/processorParamTempl/delete", Style.STATUS, A,
              query=(qreq("templateId"),), response=EMPTY, mutates=True, statuses=(200, 400, 401, 403),
              summary="Delete a template (owner), or remove one's own sharing of it."),
     Endpoint("param_templates.update", "POST", "/processorParamTempl/update", Style.STATUS, A,
-             body=json_body("ProcessorParametersTemplateDetailViewModel"), response=EMPTY, mutates=True,
+             body=_TEMPLATE_BODY, response=EMPTY, mutates=True,
              statuses=(200, 400, 401, 403), summary="Change a template (write permission needed)."),
     Endpoint("param_templates.create", "POST", "/processorParamTempl/add", Style.STATUS, A,
-             body=json_body("ProcessorParametersTemplateDetailViewModel"), response=EMPTY, mutates=True,
+             body=_TEMPLATE_BODY, response=EMPTY, mutates=True,
              statuses=(200, 400, 401, 403, 500), summary="Create a parameter template for a processor."),
     Endpoint("param_templates.get", "GET", "/processorParamTempl/get", Style.STATUS, A,
              query=(qreq("templateId"),), response=model("ProcessorParametersTemplateDetailViewModel"),

@@ -1,7 +1,7 @@
 """``client.admin``: the operators' console (/admin): lookups, permissions, users, node metrics, queue cleaning.
 
-Every call except ``resource_types`` needs a session; all but the permission calls need an admin
-(``PermissionDeniedError`` otherwise).  Failures come as HTTP statuses (style A).
+Every call needs an admin's session (``PermissionDeniedError`` otherwise), except the listing of
+permissions, which any user may make for MISSION records.  Failures come as HTTP statuses (style A).
 """
 
 from __future__ import annotations
@@ -70,18 +70,19 @@ class AdminResource(APIResource):
 
     def add_resource_permission(self, *, resource_type: str, resource_id: str, user_id: str,
                                 rights: str | None = None, **options: Unpack[RequestOptions]) -> None:
-        """Share a resource with a user through the share rules of its type (``rights``: read or write)."""
+        """Share a resource with a user through the share rules of its type (``rights``: read or write); admins
+        only: owners share through the type's own share call (``client.workspaces.share`` ...)."""
         self._call("admin.add_resource_permission", query={
             "resourceType": resource_type, "resourceId": resource_id, "userId": user_id, "rights": rights}, **options)
 
     def remove_resource_permission(self, *, resource_type: str, resource_id: str, user_id: str,
                                    **options: Unpack[RequestOptions]) -> None:
-        """Remove a user's permission on a resource through the unshare rules of its type."""
+        """Remove a user's permission on a resource through the unshare rules of its type (admins only)."""
         self._call("admin.remove_resource_permission", query={
             "resourceType": resource_type, "resourceId": resource_id, "userId": user_id}, **options)
 
     def resource_types(self, **options: Unpack[RequestOptions]) -> builtins.list[str]:
-        """The resource types permissions exist for (no session needed)."""
+        """The resource types permissions exist for."""
         return cast(builtins.list[str], self._call("admin.resource_types", **options))
 
     # -- node metrics ----------------------------------------------------------------------------

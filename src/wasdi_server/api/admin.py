@@ -69,7 +69,7 @@ def remove_resource_permission(call: Call) -> None:
 
 @handles("admin.resource_types")
 def resource_types(call: Call) -> list[str]:
-    return call.services.resource_types.names()
+    return call.services.admin_lookups.resource_type_names(call.caller)
 
 
 @handles("admin.push_metrics")

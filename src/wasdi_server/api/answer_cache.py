@@ -1,10 +1,12 @@
 """The answer cache of hot, read-mostly listings (``@handles(..., cached_by=...)``).
 
 * Keyed by the endpoint, the caller, the base URL and the *declared* parameters' typed values: junk
-  parameters a client adds cannot make new entries.
+  parameters a client adds cannot make new entries.  The base URL is ``public_url`` when one is set,
+  else the canonical spelling of a ``Host`` header already checked (``host_header``: at most 259
+  characters), so the host a client sends can add entries only as any other parameter can.
 * An answer remembers the versions of the collections it came from; as soon as one of them changes,
   the answers built from it are dropped (not kept until the size bound pushes them out).
-* Bounded by the bytes of the answers it holds (least recently used first out).
+* Bounded by the bytes of the answers it holds, their keys included (least recently used first out).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from .answers import Answer
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 ENTRY_OVERHEAD = 512
-"""Bytes counted per entry besides the body (key, bookkeeping), so tiny answers are not free."""
+"""Bytes counted per entry besides the body and the key (bookkeeping), so tiny answers are not free."""
 
 Versions = tuple[int, ...]
 
@@ -34,6 +36,11 @@ def frozen(value: Any) -> Hashable:
 
 def answer_key(endpoint: str, user_id: str | None, base_url: str, params: Mapping[str, Any]) -> tuple[Any, ...]:
     return endpoint, user_id, base_url, tuple(sorted((k, frozen(v)) for k, v in params.items()))
+
+
+def key_bytes(key: tuple[Any, ...]) -> int:
+    """What a key costs to keep: its text in UTF-8, at least the bytes its strings take in memory."""
+    return len(repr(key).encode("utf-8", "surrogatepass"))
 
 
 class AnswerCache:
@@ -75,7 +82,7 @@ class AnswerCache:
 
     def put(self, key: tuple[Any, ...], collections: tuple[str, ...], versions: Versions, answer: Answer) -> None:
         """Keep ``answer``, computed from ``collections`` read at ``versions`` (read before the data)."""
-        size = len(answer.body or b"") + ENTRY_OVERHEAD
+        size = len(answer.body or b"") + key_bytes(key) + ENTRY_OVERHEAD
         if size > self.max_bytes // 4:
             return  # one answer never takes most of the cache
         with self._lock:

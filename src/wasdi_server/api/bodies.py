@@ -1,4 +1,5 @@
-"""The one request-body parser: size and nesting limits, then the endpoint's declared body kind.
+"""The one request-body parser: size and nesting limits (JSON through ``json_reader``, the reader of every
+JSON text the server reads), then the endpoint's declared body kind.
 
 Bodies are parsed only when a handler first reads ``call.body``, so the session check and the
 handler's own permission checks come first: a caller without the right gets its 401/403, not a
@@ -7,8 +8,6 @@ complaint about a body it should never have been able to send.
 
 from __future__ import annotations
 
-import json
-import re
 from typing import Any
 
 import falcon
@@ -19,35 +18,7 @@ from wasdi_sdk.catalog import BodyKind, Endpoint
 from wasdi_sdk.models import MODELS
 
 from ..errors import BadRequest
-
-JSON_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]')
-"""Strings (skipped whole, so brackets inside them do not count) and the brackets that nest."""
-
-
-def json_depth_problem(raw: bytes, max_depth: int) -> str | None:
-    """Why ``raw`` nests deeper than ``max_depth`` arrays/objects, or ``None``; checked before parsing,
-    so a hostile body never reaches the recursive parser (a 2 KB body can nest 1,000 levels)."""
-    depth = 0
-    for token in JSON_TOKEN.finditer(raw):
-        char = token.group(0)[:1]
-        if char in (b"[", b"{"):
-            depth += 1
-            if depth > max_depth:
-                return f"the body nests deeper than {max_depth} levels"
-        elif char in (b"]", b"}"):
-            depth -= 1
-    return None
-
-
-def parse_json(raw: bytes, max_depth: int) -> Any:
-    """JSON within the depth limit; ``BadRequest`` otherwise."""
-    problem = json_depth_problem(raw, max_depth)
-    if problem:
-        raise BadRequest(problem)
-    try:
-        return json.loads(raw)
-    except (ValueError, RecursionError) as e:
-        raise BadRequest("the body is not valid JSON") from e
+from ..json_reader import JsonReader
 
 
 def read_limited(req: falcon.Request, limit: int) -> bytes:
@@ -101,7 +72,7 @@ def parse_body(ep: Endpoint, req: falcon.Request, limit: int, max_depth: int, ra
         if ep.body.required:
             raise BadRequest("the body is empty")
         return None
-    data = parse_json(raw, max_depth)
+    data = JsonReader(limit, max_depth).read(raw)
     if kind is BodyKind.JSON_LIST:
         if not isinstance(data, list):
             raise BadRequest("the body must be a JSON array")

@@ -25,6 +25,7 @@ from ..store import StoreUnavailableError
 from .answer_cache import AnswerCache, answer_key
 from .answers import Answer, failure, success
 from .bodies import parse_body, read_limited
+from .host_header import canonical_prefix
 
 if TYPE_CHECKING:
     from ..services import Services
@@ -111,7 +112,7 @@ class Call:
         if configured:
             return configured.rstrip("/")
         legacy = self.request.path.startswith(LEGACY_BASE_PATH + "/")
-        return (self.request.prefix + (LEGACY_BASE_PATH if legacy else "")).rstrip("/")
+        return (canonical_prefix(self.request) + (LEGACY_BASE_PATH if legacy else "")).rstrip("/")
 
 
 Handler = Callable[[Call], Any]
@@ -197,7 +198,9 @@ class EndpointResource:
                  cache: AnswerCache | None = None) -> None:
         self.services = services
         self.endpoints = dict(endpoints)
-        self.cache = cache or AnswerCache(version_of=lambda name: services.store.collection(name).version)
+        # "is not None": an empty cache has len() 0, so "cache or ..." would drop the configured one
+        self.cache = cache if cache is not None else AnswerCache(
+            version_of=lambda name: services.store.collection(name).version)
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, **path: str) -> None:
         self.dispatch(req, resp, path)

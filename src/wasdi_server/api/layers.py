@@ -26,6 +26,7 @@ from ..providers.wms.protocol import ServiceException
 from . import session_cookie
 from .answers import to_json_bytes
 from .framework import LEGACY_BASE_PATH, SESSION_HEADER
+from .host_header import canonical_prefix
 
 if TYPE_CHECKING:
     from ..services import Services
@@ -76,7 +77,7 @@ class WebMapService:
         base = self.services.settings.public_url
         if not base:
             legacy = req.path.startswith(LEGACY_BASE_PATH + "/")
-            base = req.prefix + (LEGACY_BASE_PATH if legacy else "")
+            base = canonical_prefix(req) + (LEGACY_BASE_PATH if legacy else "")
         url = base.rstrip("/") + WMS_ROUTE + "?"
         return url + (f"token={quote(token_in_query, safe='')}&" if token_in_query else "")
 
@@ -113,3 +114,5 @@ class WebMapService:
         resp.content_type = content_type
         resp.data = body
         resp.set_header("Cache-Control", "no-store")
+        if error.status == 503:  # the drawing processes are busy: a well-behaved client waits a little
+            resp.set_header("Retry-After", "1")

@@ -39,6 +39,8 @@ def ref(model: str) -> dict[str, Any]:
 
 def param_schema(param: Param) -> dict[str, Any]:
     schema = dict(_PARAM_SCHEMAS[param.type])
+    if param.json:
+        schema["contentMediaType"] = "application/json"  # a JSON text (JSON Schema 2020-12, OpenAPI 3.1)
     if param.default is not None:
         schema["default"] = param.default
     return schema
@@ -67,7 +69,10 @@ def request_body(ep: Endpoint) -> dict[str, Any] | None:
     elif body.kind is BodyKind.JSON_LIST:
         content = {"application/json": {"schema": {"type": "array", "items": {}}}}
     elif body.kind is BodyKind.TEXT:
-        content = {"text/plain": {"schema": {"type": "string"}}}
+        text: dict[str, Any] = {"type": "string"}
+        if body.json_text:
+            text["contentMediaType"] = "application/json"
+        content = {"text/plain": {"schema": text}}
     elif body.kind is BodyKind.MULTIPART:
         field = body.field or "file"
         content = {"multipart/form-data": {"schema": {

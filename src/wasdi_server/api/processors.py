@@ -3,12 +3,10 @@ download, help, CWL and UI descriptors.  The store, payments and sharing endpoin
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from wasdi_sdk.models import PrimitiveResult, ProcessorLogViewModel, RunningProcessorViewModel
 
-from ..errors import BadRequest
 from .answers import FileResult
 from .framework import Call, handles
 from .images import receive_file
@@ -145,10 +143,7 @@ def app_cwl(call: Call) -> FileResult:
 @handles("processors.get_ui")
 def app_ui(call: Call) -> Any:
     text = call.services.apps.ui(call.caller, call.params["name"])
-    try:
-        return json.loads(text)
-    except ValueError as e:
-        raise BadRequest("the stored UI descriptor is not valid JSON") from e
+    return call.services.apps.json_reader.read(text, "the stored UI descriptor")
 
 
 @handles("processors.save_ui")

@@ -18,7 +18,6 @@ import contextlib
 import functools
 import logging
 import time
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from ..providers.mapserver import MapServerError
 from ..providers.outbound import OutboundPolicy, OutboundRefused, open_stream, redact
 from ..services import readers
 from ..services.identity import now_ms
+from ..services.paths import temporary_name
 from ..services.products import CHUNK
 from .operations import OperationContext, OperationFailed, operation
 
@@ -130,7 +130,7 @@ def download(ctx: OperationContext) -> bool:
     workspace = services.workspaces.load(ctx.workspace_id)
     target = products.file_path(workspace, file_name)
     target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(f".{file_name}.{uuid.uuid4().hex[:12]}.part")
+    partial = target.with_name(temporary_name(file_name))
     try:
         if url.lower().startswith("file:"):
             size = _copy_local(ctx, products.local_source(url), partial)

@@ -17,6 +17,7 @@ import logging
 import threading
 from typing import TYPE_CHECKING, Any
 
+from ..services.paths import hide_server_paths
 from ..services.processes import CREATED, DONE, ERROR, READY, RUNNING, STOPPED, TERMINAL, WAITING
 from .box import kernel_support
 from .box.cgroups import remove_leftovers
@@ -163,7 +164,8 @@ class Launcher:
             with self._lock:
                 self._running.pop(ctx.process_id, None)
             # The run log is where people look first for why a run failed; a record deleted meanwhile (its
-            # workspace went) keeps no log.
+            # workspace went) keeps no log.  Users read it: the server's folders are not named in it.
+            message = hide_server_paths(message, self.services.settings.data_dir) if message else message
             if message and processes.update(ctx.process_id, {"payload": message}) is not None:
                 self.services.process_logs.write(ctx.process_id, message)
             # The operation itself (or an application, or a stop) may already have set a final state.

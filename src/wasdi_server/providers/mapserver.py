@@ -4,11 +4,11 @@
 use.  ``LocalMapServer`` is the default: publishing a band prepares it for drawing (``wms.render``: a VRT
 over the product, overviews, band statistics) under ``<data_dir>/layers/<layerId>/`` and draws a
 preview ``<data_dir>/layers/<layerId>.png`` (served at ``GET /layers/{layerId}.png``); this server's WMS
-(``GET /wms``, ``api/layers.py`` and ``services/maps.py``) draws any box of it, and ``geoserverUrl`` points
-there.  Drawn map images are kept in a disk cache bounded by bytes (``wms.cache``) under
-``<data_dir>/layers/.tiles/``, dropped when the layer is published again, restyled or removed, or when its
-style's SLD changes.  A GeoServer REST implementation can be added beside it: publish a coverage store
-and layer, set the layer's default style, delete them.
+(``GET /wms``, ``api/layers.py`` and ``services/maps.py``) draws any box of it in drawing processes with
+a deadline (``wms.draw_pool``), and ``geoserverUrl`` points there.  Drawn map images are kept in a disk
+cache bounded by bytes (``wms.cache``) under ``<data_dir>/layers/.tiles/``, dropped when the layer is
+published again, restyled or removed, or when its style's SLD changes.  A GeoServer REST implementation can
+be added beside it: publish a coverage store and layer, set the layer's default style, delete them.
 
 Preview rules: the band is drawn in WGS84 (``EPSG:4326``, so a map client can drape it over the layer's
 WGS84 bounding box) with its longest side at most ``max_size`` pixels, from the overviews; a raster
@@ -35,6 +35,7 @@ from wasdi_sdk.atomic_files import write_atomic
 from ..png import encode_pixels
 from .wms import render
 from .wms.cache import TileCache, cache_key
+from .wms.draw_pool import DrawJob, DrawPool
 from .wms.styles import MAX_SLD_BYTES, ColourMap, RasterStyle, parse_style
 
 log = logging.getLogger(__name__)
@@ -86,6 +87,9 @@ class MapServer(Protocol):
     def remove_style(self, name: str) -> None:
         """Forget a style."""
 
+    def close(self) -> None:
+        """Stop what the map server runs (the local one's drawing processes)."""
+
 
 def new_layer_id() -> str:
     return "wasdi_" + uuid.uuid4().hex
@@ -131,11 +135,17 @@ class LocalMapServer:
     """Layers prepared under ``root`` that this server draws itself (preview PNG and WMS)."""
 
     def __init__(self, root: Path, styles: StyleSource | None = None, max_size: int = 2048,
-                 cache_bytes: int = 256 * 1024 * 1024) -> None:
+                 cache_bytes: int = 256 * 1024 * 1024, draw_workers: int = 2, draw_seconds: float = 30.0,
+                 draw_admitted: int | None = None) -> None:
         self.root = root
         self.styles = styles
         self.max_size = max_size
         self.tiles = TileCache(root / ".tiles", cache_bytes)
+        self.draws = DrawPool(draw_workers, draw_seconds, draw_admitted)
+        """Where requests' maps are drawn (other processes, with a deadline: ``wms.draw_pool``)."""
+
+    def close(self) -> None:
+        self.draws.close()
 
     # -- files -------------------------------------------------------------------------------
     @staticmethod
@@ -275,13 +285,24 @@ class LocalMapServer:
         cached = self.tiles.get(layer_id, key)
         if cached is not None:
             return cached
-        pixels = render.draw(layer, self.style(name), crs, bbox, width, height)
-        png = encode_pixels(pixels if background is None else render.flatten(pixels, background))
+        png = self.draws.draw(DrawJob(((layer, self.style(name)),), crs, bbox, width, height, background))
         self.tiles.put(layer_id, key, png)
         return png
 
+    def render_map(self, chosen: list[tuple[str, str | None]], crs: str, bbox: tuple[float, float, float, float],
+                   width: int, height: int, background: tuple[int, int, int] | None = None) -> bytes:
+        """A PNG of several ``(layer id, style name)`` drawn in order (the first at the bottom)."""
+        layers = []
+        for layer_id, style_name in chosen:
+            layer = self.layer(layer_id)
+            if layer is None:
+                raise MapServerError("no such layer")
+            layers.append((layer, self.style(style_name or layer.style)))
+        return self.draws.draw(DrawJob(tuple(layers), crs, bbox, width, height, background))
+
     def render_rgba(self, layer_id: str, style_name: str | None, crs: str, bbox: tuple[float, float, float, float],
                     width: int, height: int) -> Any:
+        """The RGBA pixels of one layer, drawn in this process (for tools and tests; requests use the pool)."""
         layer = self.layer(layer_id)
         if layer is None:
             raise MapServerError("no such layer")
@@ -309,9 +330,11 @@ def sld_files(styles_root: Path) -> StyleSource:
 
 
 def make_map_server(kind: str, data_dir: Path, styles_root: Path | None = None, max_size: int = 2048,
-                    cache_bytes: int = 256 * 1024 * 1024) -> MapServer:
+                    cache_bytes: int = 256 * 1024 * 1024, draw_workers: int = 2, draw_seconds: float = 30.0,
+                    server_threads: int = 8) -> MapServer:
     """The map server the settings name (``local`` is the only one so far)."""
     if kind in ("", "local"):
+        admitted = min(2 * draw_workers, max(1, (server_threads - 1) // 2))
         return LocalMapServer(data_dir / "layers", sld_files(styles_root) if styles_root else None, max_size,
-                              cache_bytes)
+                              cache_bytes, draw_workers, draw_seconds, admitted)
     raise ValueError(f"unknown map server {kind!r} (known: local)")

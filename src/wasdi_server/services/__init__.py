@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ..json_reader import JsonReader
 from ..launcher.pool import Launcher
 from ..messages import Messages, build_messages
 from ..nodes.app_install import AppInstaller
@@ -219,6 +220,8 @@ class Services:
         self.merges.close()
         if self.node_client is not None:
             self.node_client.close()
+        self.users.later.close()
+        self.maps.close()
         self.store.close()
 
 
@@ -278,7 +281,8 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
     missions = MissionService(sharing, settings.missions_file)
     processes = ProcessService(c("process_workspaces"), messages, workspaces, users, settings.node_code)
     map_server = make_map_server(settings.map_server, settings.data_dir, settings.styles_root,
-                                 settings.layer_max_pixels, settings.map_cache_bytes)
+                                 settings.layer_max_pixels, settings.map_cache_bytes, settings.map_draw_workers,
+                                 settings.map_draw_seconds, settings.threads)
     styles.publishers.append(map_server)
     products = ProductService(c("products"), c("layers"), workspaces, processes, messages, subscriptions, missions,
                               map_server, settings)
@@ -287,8 +291,10 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
     reviews = ReviewService(c("reviews"), c("review_comments"), app_records, atomic=store.atomic)
     app_store = AppStoreService(app_records, users, sharing, reviews, images, c("process_workspaces"),
                                 settings.app_categories_file, settings.app_account_scope_apps)
-    app_payments = AppPaymentService(c("app_payments"), c("credit_packages"), app_records, sharing, payments)
-    param_templates = ParamTemplateService(c("processor_parameter_templates"), app_records, sharing)
+    json_reader = JsonReader.of(settings)
+    app_payments = AppPaymentService(c("app_payments"), c("credit_packages"), app_records, sharing, payments,
+                                     json_reader)
+    param_templates = ParamTemplateService(c("processor_parameter_templates"), app_records, sharing, json_reader)
     process_logs = ProcessLogService(RunLogs(settings.data_dir / "logs"), processes)
     workspaces.delete_hooks.append(process_logs.remove_for_workspace)
     workflows = WorkflowService(c("workflows"), sharing, products, settings.workflows_root, settings.node_code,

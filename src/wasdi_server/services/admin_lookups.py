@@ -5,9 +5,12 @@ Rules (contract, "Admin"):
 - only admins search (403 ``MSG_ERROR_NO_ACCESS_RIGHTS_ADMIN_DASHBOARD`` for others); a partial name
   has at least 3 characters (400 ``MSG_ERROR_INVALID_PARTIAL_NAME``), matched case-insensitively;
 - permission records are listed by at least one criterion (400 ``MSG_ERROR_INSUFFICIENT_SEARCH_CRITERIA``);
-  admins see every record, other users only the MISSION records they are part of (403 for other types);
-- adding or removing a permission is the share or unshare of the type's own service
-  (services/resource_types.py), so every rule of that type applies, admins' powers included.
+  admins see every record, other users only the MISSION records they are part of (403 for other types,
+  before the criteria are judged);
+- adding or removing a permission is for admins only (403 before anything else is looked at; owners share
+  through each type's own share endpoint) and is the share or unshare of the type's own service
+  (services/resource_types.py), so every rule of that type applies;
+- the resource types are listed to admins only.
 """
 
 from __future__ import annotations
@@ -124,11 +127,11 @@ class AdminLookups:
         wanted_type = (type_name or "").strip()
         wanted_id = (resource_id or "").strip()
         wanted_user = normalise_user_id(user_id)
+        if not caller.is_admin and wanted_type.upper() != "MISSION" and wanted_type.lower() != "mission":
+            raise Forbidden(NOT_ADMIN)  # rights before any rule on the criteria
         if not (wanted_type or wanted_id or wanted_user):
             raise BadRequest(INSUFFICIENT_CRITERIA)
         kind = resource_type(wanted_type) if wanted_type else None
-        if not caller.is_admin and (kind is None or kind.name != "MISSION"):
-            raise Forbidden(NOT_ADMIN)
         equals: dict[str, Any] = {}
         if kind is not None:
             equals["resourceType"] = kind.stored
@@ -146,15 +149,22 @@ class AdminLookups:
 
     def add_permission(self, caller: User, type_name: str | None, resource_id: str | None, user_id: str | None,
                        rights: str | None) -> None:
+        require_admin(caller)
         kind = resource_type(type_name)
         rules = self.types.rules_of(kind)
         rules.share(caller, self._required(resource_id, "resourceId"), self._required(user_id, "userId"), rights)
 
     def remove_permission(self, caller: User, type_name: str | None, resource_id: str | None,
                           user_id: str | None) -> None:
+        require_admin(caller)
         kind = resource_type(type_name)
         rules = self.types.rules_of(kind)
         rules.unshare(caller, self._required(resource_id, "resourceId"), self._required(user_id, "userId"))
+
+    def resource_type_names(self, caller: User) -> list[str]:
+        """The types permissions exist for (admins: the console that changes permissions is theirs)."""
+        require_admin(caller)
+        return self.types.names()
 
     @staticmethod
     def _required(value: str | None, name: str) -> str:

@@ -15,11 +15,13 @@ import shutil
 import stat
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
+from typing import IO
 
 from ..errors import BadRequest
-from .paths import inside
+from .paths import MAX_NAME_BYTES, MAX_PATH_BYTES, inside, name_bytes, safe_name
 
 MAX_ENTRIES = 10_000
 CHUNK = 1024 * 1024
@@ -37,6 +39,12 @@ def _entry_parts(info: zipfile.ZipInfo) -> list[str]:
     parts = [p for p in PurePosixPath(name).parts if p not in ("", ".")]
     if any(p == ".." for p in parts):
         raise BadRequest(f"the zip entry {info.filename[:100]!r} leaves the app folder")
+    for part in parts:
+        safe_name(part, f"the zip entry {info.filename[:100]!r}: a name in it")
+    size = name_bytes("/".join(parts))
+    if size > MAX_PATH_BYTES:
+        raise BadRequest(f"the zip entry {info.filename[:100]!r}... is too long: {size} bytes, the limit is "
+                         f"{MAX_PATH_BYTES} bytes for a path inside the app")
     return parts
 
 
@@ -76,18 +84,31 @@ def unpack(archive: Path, target: Path, max_bytes: int) -> list[str]:
             destination.parent.mkdir(parents=True, exist_ok=True)
             if destination.is_symlink() or destination.is_dir():
                 raise BadRequest(f"the zip entry {info.filename[:100]!r} clashes with a folder or link")
-            with bundle.open(info) as source, open(destination, "wb") as out:
-                while chunk := source.read(CHUNK):
-                    written += len(chunk)
-                    if written > max_bytes:
-                        raise BadRequest(f"the app is larger than {max_bytes} bytes unpacked")
-                    out.write(chunk)
+            with open(destination, "wb") as out:
+                written = _copy_entry(bundle, info, out, written, max_bytes)
             names.append("/".join(parts))
     return names
 
 
+def _copy_entry(bundle: zipfile.ZipFile, info: zipfile.ZipInfo, out: IO[bytes], written: int, max_bytes: int) -> int:
+    """Copy one entry, the total unpacked so far ``written`` kept under ``max_bytes``; the new total.  A damaged
+    entry (one whose data is not what its header says: size, checksum, compression) is a 400 naming it."""
+    try:
+        with bundle.open(info) as source:
+            while chunk := source.read(CHUNK):
+                written += len(chunk)
+                if written > max_bytes:
+                    raise BadRequest(f"the app is larger than {max_bytes} bytes unpacked")
+                out.write(chunk)
+    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, ValueError) as e:
+        raise BadRequest(f"the zip entry {info.filename[:100]!r} is damaged or unreadable ({type(e).__name__})") from e
+    return written
+
+
 STAGING_PREFIX = ".staging-"
 OLD_SUFFIX = ".old"
+MAX_FOLDER_NAME_BYTES = MAX_NAME_BYTES - len("." + OLD_SUFFIX)
+"""The longest name of a folder ``replace_folder`` replaces (its old content waits as ``.<name>.old``)."""
 
 
 def replace_folder(staged: Path, folder: Path) -> None:

@@ -35,7 +35,6 @@ written here):
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import uuid
@@ -46,6 +45,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from ..errors import MSG_NO_ACCESS_RIGHTS, BadRequest, DomainError, Forbidden, NotFound, ServerFailure
+from ..json_reader import JsonReader, JsonRefused
 from ..providers.payments import CheckoutRequest, PaymentProviders
 from ..store import Collection
 from .app_records import AppRecords, processor_resource
@@ -80,15 +80,17 @@ def parse_iso_ms(value: Any) -> float:
     return moment.timestamp() * 1000.0
 
 
-def decode_params(encoded: str | None) -> dict[str, Any]:
+def decode_params(reader: JsonReader, encoded: str | None) -> dict[str, Any]:
     """The run parameters from their (URL-encoded) JSON text; ``BadRequest`` when they are not an object."""
     text = (encoded or "").strip()
     if not text:
         raise BadRequest("the parameters are empty")
     for candidate in (unquote(text), text):
         try:
-            data = json.loads(candidate)
-        except ValueError:
+            data = reader.read(candidate, "the parameter text")
+        except JsonRefused as e:
+            if e.over_a_limit:
+                raise
             continue
         if isinstance(data, dict):
             return data
@@ -104,12 +106,19 @@ def _number(value: Any) -> float:
     return number
 
 
-def area_box(params: Mapping[str, Any], area_parameter: str) -> tuple[float, float, float, float] | None:
-    """``(north, west, south, east)`` of the run's area of interest, or ``None`` when there is none."""
+def area_box(reader: JsonReader, params: Mapping[str, Any],
+             area_parameter: str) -> tuple[float, float, float, float] | None:
+    """``(north, west, south, east)`` of the run's area of interest, or ``None`` when there is none; the
+    area parameter may be a JSON text itself (``JsonRefused`` when it breaks the reader's limits)."""
     try:
         box = params.get(area_parameter) if area_parameter else None
         if isinstance(box, str):
-            box = json.loads(box)
+            try:
+                box = reader.read(box, f"the area parameter {area_parameter[:60]!r}")
+            except JsonRefused as e:
+                if e.over_a_limit:
+                    raise
+                return None
         if isinstance(box, Mapping) and isinstance(box.get("southWest"), Mapping) \
                 and isinstance(box.get("northEast"), Mapping):
             sw, ne = box["southWest"], box["northEast"]
@@ -144,8 +153,9 @@ def payment_view(doc: Mapping[str, Any]) -> dict[str, Any]:
 
 class AppPaymentService:
     def __init__(self, payments_collection: Collection, credit_packages: Collection, apps: AppRecords,
-                 sharing: SharingService, payments: PaymentProviders) -> None:
+                 sharing: SharingService, payments: PaymentProviders, json_reader: JsonReader | None = None) -> None:
         self.app_payments = payments_collection
+        self.json_reader = json_reader or JsonReader()
         self.credit_packages = credit_packages
         self.apps = apps
         self.sharing = sharing
@@ -265,7 +275,7 @@ class AppPaymentService:
     # -- area prices -----------------------------------------------------------------------------
     def credits_for(self, caller: User, processor_id: str | None, encoded_params: str | None) -> float:
         """What ``getcredits`` answers: the credits a run with these parameters costs the caller."""
-        params = decode_params(encoded_params)
+        params = decode_params(self.json_reader, encoded_params)
         app = self.apps.get(processor_id)
         if app is None:
             raise BadRequest("Invalid processor.")
@@ -279,7 +289,7 @@ class AppPaymentService:
             raise ServerFailure("the app declares a price per square km but no area parameter")
         if self.pays_nothing(caller, app):
             return 0.0
-        box = area_box(params, str(app["areaParameterName"]))
+        box = area_box(self.json_reader, params, str(app["areaParameterName"]))
         if box is None:
             raise BadRequest("the parameters hold no area of interest")
         return area_credits(price, box)
@@ -313,7 +323,8 @@ class AppPaymentService:
 
     def _charge_credits(self, caller: User, app: Mapping[str, Any], price: float, encoded: str | None) -> None:
         try:
-            box = area_box(decode_params(encoded), str(app.get("areaParameterName") or ""))
+            box = area_box(self.json_reader, decode_params(self.json_reader, encoded),
+                           str(app.get("areaParameterName") or ""))
             if box is None or not app.get("areaParameterName"):
                 raise BadRequest(AREA_PROBLEM)
             cost = area_credits(price, box)

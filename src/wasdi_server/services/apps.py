@@ -29,7 +29,6 @@ rows; where both are silent the choice is here):
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import re
 import shutil
@@ -41,8 +40,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import BadRequest, Conflict, Forbidden, NoContent, NotFound, ServerFailure, Unauthorized
+from ..json_reader import JsonReader, JsonRefused
 from ..launcher.engines import AppLayout, Engine, engine_for
 from .app_files import (
+    MAX_FOLDER_NAME_BYTES,
     PIP_TXT,
     ZipStream,
     digest,
@@ -86,31 +87,36 @@ NOTIFY_FIELD = "notifyByMail"
 DEPLOY, REDEPLOY, LIBRARY_UPDATE, RUN = "DEPLOYPROCESSOR", "REDEPLOYPROCESSOR", "LIBRARYUPDATE", "RUNPROCESSOR"
 
 
-def check_json(text: str | None, message: str, failure: type[BadRequest] | type[ServerFailure]) -> str:
-    """``text`` when it is empty or valid JSON; else ``failure(message)``."""
+def check_json(reader: JsonReader, text: str | None, message: str,
+               failure: type[BadRequest] | type[ServerFailure]) -> str:
+    """``text`` when it is empty or JSON within the reader's limits; else ``failure(message)`` (with the
+    limit it broke, when it broke one)."""
     if text is None or not text.strip():
         return ""
     try:
-        json.loads(text)
-    except ValueError as e:
-        raise failure(message) from e
+        reader.read(text)
+    except JsonRefused as e:
+        raise failure(f"{message} (it {e.problem})" if e.over_a_limit else message) from e
     return text
 
 
-def decode_parameters(raw: str | None) -> tuple[dict[str, Any], str]:
+def decode_parameters(reader: JsonReader, raw: str | None) -> tuple[dict[str, Any], str]:
     """The run parameters, sent raw (the official library) or URL-encoded (the web client), and their text."""
     text = (raw or "").strip()
     if not text:
         return {}, "{}"
+    refused: JsonRefused | None = None
     for candidate in (text, urllib.parse.unquote(text), urllib.parse.unquote_plus(text)):
         try:
-            value = json.loads(candidate)
-        except ValueError:
+            value = reader.read(candidate, "the parameter text")
+        except JsonRefused as e:
+            refused = refused if refused is not None and refused.over_a_limit else e
             continue
         if not isinstance(value, dict):
             raise BadRequest("the parameters must be a JSON object")
         return value, candidate
-    raise BadRequest("the parameters are not valid JSON")
+    assert refused is not None
+    raise refused
 
 
 DELETE_APP = "delete_app"
@@ -127,6 +133,7 @@ class AppService:
                  processes: ProcessService, products: ProductService) -> None:
         self.records = records
         self.settings = settings
+        self.json_reader = JsonReader.of(settings)
         self.workspaces = workspaces
         self.processes = processes
         self.products = products
@@ -240,14 +247,14 @@ class AppService:
             raise BadRequest(f"{raw[:100]} is not a valid filename")
         if raw != raw.strip().lower() or " " in raw:
             raise ServerFailure("Processor Name MUST be lower case and without any space")
-        return safe_name(raw, "app name")
+        return safe_name(raw, "app name", MAX_FOLDER_NAME_BYTES)
 
     def upload(self, user: User, archive: Path, *, name: str | None, workspace_id: str | None, version: str | None,
                description: str | None, app_type: str | None, params_sample: str | None, public: int | None,
                timeout: int | None, force: bool | None) -> str:
         """Store a new app (or, with ``force``, new files for one's own app) and queue its deploy."""
         wanted = self.check_new_name(name)
-        sample = check_json(params_sample, "Parameter Sample is not a valid JSON", ServerFailure)
+        sample = check_json(self.json_reader, params_sample, "Parameter Sample is not a valid JSON", ServerFailure)
         operation_ws = self._operation_workspace(user, workspace_id)
         kind = normalise_type(app_type)
         staged = self._unpack_new(archive, kind)
@@ -361,8 +368,8 @@ class AppService:
             except (TypeError, ValueError) as e:
                 raise BadRequest("minuteTimeout must be a number of minutes") from e
         if view.get("paramsSample") is not None:
-            changes["paramsSample"] = check_json(str(view["paramsSample"]), "paramsSample is not valid JSON",
-                                                 BadRequest)
+            changes["paramsSample"] = check_json(self.json_reader, str(view["paramsSample"]),
+                                                 "paramsSample is not valid JSON", BadRequest)
         self.records.processors.update(doc["processorId"], changes)
 
     def update_files(self, user: User, processor_id: str | None, workspace_id: str | None, received: Path,
@@ -539,7 +546,7 @@ class AppService:
             raise BadRequest("the UI descriptor is empty")
         if len(body.encode("utf-8")) > MAX_UI_BYTES:
             raise BadRequest("the UI descriptor is too large")
-        check_json(body, "the UI descriptor is not valid JSON", BadRequest)
+        check_json(self.json_reader, body, "the UI descriptor is not valid JSON", BadRequest)
         self.records.processors.update(doc["processorId"], {"uiJson": body, "lastUpdate": now_ms()})
 
     # -- runs ------------------------------------------------------------------------------------------
@@ -558,7 +565,7 @@ class AppService:
         if not doc.get("deployed"):
             why = "is still being built" if doc.get("deploymentOngoing") else "has no working build: see its build log"
             raise BadRequest(f"The app {doc['name']} {why}.")
-        parameters, text = decode_parameters(encoded)
+        parameters, text = decode_parameters(self.json_reader, encoded)
         self.products.check_storage(user)
         for guard in self.run_guards:
             guard(user, doc, text)

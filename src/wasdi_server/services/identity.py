@@ -11,7 +11,17 @@ from typing import Any
 from ..errors import BadRequest, NotFound, NotModified, ServerFailure
 from ..providers.mail import Mailer, send_quietly
 from ..store import Collection, DuplicateKeyError
-from .passwords import hash_password, needs_rehash, password_problem, random_password, verify_password
+from .background import BackgroundJobs
+from .passwords import (
+    dummy_hash,
+    hash_password,
+    hash_secret,
+    needs_rehash,
+    password_problem,
+    random_password,
+    verify_password,
+    verify_secret,
+)
 
 ADMIN = "ADMIN"
 ROLES = ("ADMIN", "DEVELOPER", "USER")
@@ -33,6 +43,11 @@ def java_date_text(ms: float | None = None) -> str:
     """Dates like ``Tue Jul 02 17:17:26 UTC 2024``: the text form clients know for lastLogin."""
     stamp = time.gmtime((ms if ms is not None else now_ms()) / 1000.0)
     return time.strftime("%a %b %d %H:%M:%S UTC %Y", stamp)
+
+
+def _scrypt_hash(stored: Any) -> str | None:
+    """A stored hash this server can check (an identity-provider account has none)."""
+    return stored if isinstance(stored, str) and stored.startswith("scrypt$") else None
 
 
 @dataclass(frozen=True)
@@ -84,6 +99,8 @@ class UserService:
         self.users = users
         self.mailer = mailer
         self.public_url = public_url
+        self.later = BackgroundJobs("lost-password-mail")
+        """Where the lost-password mails are written and sent, after the answer."""
 
     # -- lookups -------------------------------------------------------------------------------
     def get(self, user_id: str) -> dict[str, Any] | None:
@@ -166,23 +183,28 @@ class UserService:
         """The active account these credentials open, or ``None``.
 
         A password mailed by ``reset_password`` also opens it: its first use replaces the old password.
-        A hash made with older scrypt parameters is replaced by one with today's.
+        A hash made with older scrypt parameters is replaced by one with today's.  Every attempt costs the same
+        work whether the account exists, is active or has a reset pending (an unknown account is checked
+        against a dummy hash, a missing reset against a dummy secret), so neither the answer nor its time says
+        which.  (A reset mailed by a version that stored it with scrypt no longer opens the account: it is
+        asked for again; the old password works meanwhile.)
         """
         uid = normalise_user_id(user_id)
         doc = self.users.get(uid) if uid else None
-        if doc is None or not doc.get("active"):
-            return None
+        usable = doc if doc is not None and doc.get("active") else None
         given = password or ""
-        if verify_password(given, doc.get("passwordHash")):
-            if needs_rehash(doc.get("passwordHash")):
-                doc = self.users.update(uid, {"passwordHash": hash_password(given)}) or doc
-            return Authenticated(doc)
-        pending = doc.get("resetPasswordHash")
-        if pending and now_ms() - float(doc.get("resetDate") or 0) < RESET_VALID_SECONDS * 1000 \
-                and verify_password(given, pending):
-            hashed = pending if not needs_rehash(pending) else hash_password(given)
-            doc = self.users.update(uid, {"passwordHash": hashed, "resetPasswordHash": None}) or doc
-            return Authenticated(doc, password_replaced=True)
+        current = _scrypt_hash(usable.get("passwordHash")) if usable else None
+        if verify_password(given, current or dummy_hash()) and current and usable:
+            if needs_rehash(current):
+                usable = self.users.update(uid, {"passwordHash": hash_password(given)}) or usable
+            return Authenticated(usable)
+        pending = str(usable.get("resetPasswordHash") or "") if usable else ""
+        if usable and now_ms() - float(usable.get("resetDate") or 0) >= RESET_VALID_SECONDS * 1000:
+            pending = ""
+        if verify_secret(given, pending) and usable:
+            usable = self.users.update(uid, {"passwordHash": hash_password(given), "resetPasswordHash": None}) \
+                or usable
+            return Authenticated(usable, password_replaced=True)
         return None
 
     def record_login(self, user_id: str) -> None:
@@ -214,25 +236,30 @@ class UserService:
         """Lost password: a new random password, stored hashed beside the current one and mailed.
 
         The current password keeps working until the mailed one is first used (``authenticate``), so a
-        stranger asking for a reset cannot lock anyone out; one mail per account per few minutes.
+        stranger asking for a reset cannot lock anyone out; one mail per account per few minutes.  An unknown
+        account gets the same answer in the same time: the new password is hashed either way, and the store
+        write and the mail happen after the answer (``BackgroundJobs``), so nothing tells whether one was sent.
         """
         uid = normalise_user_id(user_id)
-        doc = self.users.get(uid) if uid else None
-        if doc is None:
+        if not uid or not EMAIL_PATTERN.match(uid):
             raise BadRequest("Bad Request")
-        stamp = now_ms()
-        if stamp - float(doc.get("resetMailDate") or 0) < RESET_MAIL_EVERY_SECONDS * 1000:
-            return  # the mail sent moments ago is still valid; the caller learns nothing more
         password = random_password()
+        hashed = hash_secret(password)
+        if self.users.get(uid) is not None:
+            self.later.submit(lambda: self._mail_reset(uid, password, hashed))
+
+    def _mail_reset(self, uid: str, password: str, hashed: str) -> None:
+        doc = self.users.get(uid)
+        stamp = now_ms()
+        if doc is None or stamp - float(doc.get("resetMailDate") or 0) < RESET_MAIL_EVERY_SECONDS * 1000:
+            return  # the mail sent moments ago is still valid
         previous = {k: doc.get(k) for k in ("resetPasswordHash", "resetDate", "resetMailDate")}
-        self.users.update(uid, {"resetPasswordHash": hash_password(password), "resetDate": stamp,
-                                "resetMailDate": stamp})
+        self.users.update(uid, {"resetPasswordHash": hashed, "resetDate": stamp, "resetMailDate": stamp})
         if not send_quietly(self.mailer, uid, "WASDI Password Recovery",
                             f"Your WASDI password has been reset.\n\nUSER: {uid} - PASSWORD: {password}\n\n"
                             "Your previous password keeps working until you log in with this one. "
                             "Change it after logging in."):
             self.users.update(uid, previous)
-            raise ServerFailure("Internal Server Error")
 
     def set_active_project(self, user_id: str, project_id: str | None, subscription_id: str | None) -> None:
         self.users.update(user_id, {"activeProjectId": project_id, "activeSubscriptionId": subscription_id})

@@ -42,7 +42,7 @@ from wasdi_sdk.atomic_files import replace_durably
 from ..errors import BadRequest, Forbidden, NoContent, NotFound
 from ..store import Collection
 from .identity import User
-from .paths import inside, remove_tree, safe_name
+from .paths import inside, remove_tree, safe_name, temporary_name
 from .sharing import Resource, SharingService
 
 PROCESSORS = "processors"
@@ -291,7 +291,7 @@ class ImageService:
     def store_bytes(self, place: Place, data: bytes) -> None:
         """Write a small image the server makes itself (style previews), replacing other extensions."""
         self.staging.mkdir(parents=True, exist_ok=True)
-        temp = self.staging / f".{os.getpid()}.{threading.get_ident()}.{place.name}"
+        temp = self.staging / temporary_name(place.name, ".tmp")
         try:
             temp.write_bytes(data)
             with self._lock:

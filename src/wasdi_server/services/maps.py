@@ -8,7 +8,9 @@ Operations (``providers/wms/protocol.py`` reads and writes the protocol, the loc
 - ``GetCapabilities``: the visible layers with their title, EPSG:4326 and EPSG:3857 bounding boxes,
   styles (the layer's own, then the styles the caller may read) and legend URLs;
 - ``GetMap``: any box and size in EPSG:4326 or EPSG:3857, PNG, transparent outside the raster and where
-  it has no data (``TRANSPARENT=FALSE`` fills that with ``BGCOLOR``); several layers are drawn in order;
+  it has no data (``TRANSPARENT=FALSE`` fills that with ``BGCOLOR``); several layers are drawn in order
+  (at most ``LayerLimit``, within a pixels x layers budget), in drawing processes with a deadline (busy or
+  too slow: a ServiceException with 503);
   a ``STYLES`` entry names a style from /styles the caller may read (``StyleNotDefined`` otherwise);
 - ``GetFeatureInfo``: the value of the layer's band at a pixel, as text, HTML or JSON;
 - ``GetLegendGraphic``: the style's colours as a PNG.
@@ -26,6 +28,7 @@ from ..errors import DomainError
 from ..png import encode_pixels
 from ..providers.mapserver import LocalMapServer, MapServer, MapServerError
 from ..providers.wms import protocol, render
+from ..providers.wms.draw_pool import DrawRefused
 from ..providers.wms.protocol import ServiceException
 from ..store import Collection
 from .identity import User
@@ -51,6 +54,9 @@ class MapService:
         self.workspaces = workspaces
         self.styles = styles
         self.map_server = map_server
+
+    def close(self) -> None:
+        self.map_server.close()
 
     # -- access ------------------------------------------------------------------------------
     def _local(self) -> LocalMapServer:
@@ -140,15 +146,15 @@ class MapService:
         background = None if request.transparent else request.background
         try:
             if len(chosen) == 1:
-                return Answer(local.render_png(chosen[0][0], chosen[0][1], request.crs, request.bbox, request.width,
-                                               request.height, background), PNG, cacheable=True)
-            pixels = render.composite([local.render_rgba(name, style, request.crs, request.bbox, request.width,
-                                                         request.height) for name, style in chosen])
+                png = local.render_png(chosen[0][0], chosen[0][1], request.crs, request.bbox, request.width,
+                                       request.height, background)
+            else:
+                png = local.render_map(chosen, request.crs, request.bbox, request.width, request.height, background)
         except MapServerError as e:  # removed meanwhile
             raise ServiceException(str(e), "LayerNotDefined") from e
-        if background is not None:
-            pixels = render.flatten(pixels, background)
-        return Answer(encode_pixels(pixels), PNG, cacheable=True)
+        except DrawRefused as e:
+            raise ServiceException(e.message, "NoApplicableCode", status=503 if e.busy else 400) from e
+        return Answer(png, PNG, cacheable=True)
 
     def feature_info(self, user: User, request: protocol.InfoRequest) -> Answer:
         view = request.map

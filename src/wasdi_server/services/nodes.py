@@ -265,7 +265,7 @@ class NodeService:
 
     def unshare(self, caller: User, code: str | None, user_id: str | None) -> None:
         """Remove a user's sharing of a node: the user themself or an admin (401 for anybody else)."""
-        doc = self.registered(code)
         if not caller.is_admin and normalise_user_id(user_id) != caller.user_id:
-            raise Unauthorized(MSG_NOT_ADMIN)
+            raise Unauthorized(MSG_NOT_ADMIN)  # before the lookup: a refusal says nothing of which nodes exist
+        doc = self.registered(code)
         self._sharing().unshare(caller, self.resource(doc["nodeCode"]), user_id)

@@ -23,12 +23,12 @@ Rules (contract /processorParamTempl; where it is silent the choice is written h
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Mapping
 from typing import Any
 
 from ..errors import MSG_NO_ACCESS_RIGHTS, BadRequest, Forbidden, ServerFailure
+from ..json_reader import JsonReader
 from ..store import Collection
 from .app_records import AppRecords
 from .identity import User, now_ms
@@ -56,22 +56,21 @@ def _text(value: str | None, what: str, limit: int, *, required: bool = False) -
     return text
 
 
-def check_parameters(value: str | None) -> str:
-    """The parameters as given, when they are JSON text (or nothing)."""
+def check_parameters(reader: JsonReader, value: str | None) -> str:
+    """The parameters as given, when they are JSON text within the reader's limits (or nothing)."""
     text = value or ""
     if len(text) > MAX_PARAMETERS_LENGTH:
         raise BadRequest("the parameters are too long")
     if text.strip():
-        try:
-            json.loads(text)
-        except ValueError as e:
-            raise BadRequest("jsonParameters is not valid JSON") from e
+        reader.read(text, "jsonParameters")
     return text
 
 
 class ParamTemplateService:
-    def __init__(self, templates: Collection, apps: AppRecords, sharing: SharingService) -> None:
+    def __init__(self, templates: Collection, apps: AppRecords, sharing: SharingService,
+                 json_reader: JsonReader | None = None) -> None:
         self.templates = templates
+        self.json_reader = json_reader or JsonReader()
         self.apps = apps
         self.sharing = sharing
 
@@ -121,7 +120,7 @@ class ParamTemplateService:
         processor_id = _text(data.get("processorId"), "processorId", 200, required=True)
         name = _text(data.get("name"), "name", MAX_NAME_LENGTH, required=True)
         description = _text(data.get("description"), "description", MAX_DESCRIPTION_LENGTH)
-        parameters = check_parameters(data.get("jsonParameters"))
+        parameters = check_parameters(self.json_reader, data.get("jsonParameters"))
         self._readable_app(caller, processor_id)
         stamp = now_ms()
         try:
@@ -138,7 +137,7 @@ class ParamTemplateService:
         processor_id = _text(data.get("processorId"), "processorId", 200, required=True)
         name = _text(data.get("name"), "name", MAX_NAME_LENGTH, required=True)
         description = _text(data.get("description"), "description", MAX_DESCRIPTION_LENGTH)
-        parameters = check_parameters(data.get("jsonParameters"))
+        parameters = check_parameters(self.json_reader, data.get("jsonParameters"))
         doc = self._existing(template_id)
         self.sharing.require_write(caller, template_resource(doc))
         if processor_id != doc.get("processorId"):

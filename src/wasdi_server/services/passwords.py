@@ -49,6 +49,39 @@ def hash_password(password: str) -> str:
     return f"scrypt${SCRYPT_N}${SCRYPT_R}${SCRYPT_P}${_b64(salt)}${_b64(key)}"
 
 
+def hash_secret(secret: str) -> str:
+    """``sha256$salt$digest`` of a random secret this server made (a mailed reset password: 95 random bits, so
+    a fast hash leaves nothing to guess offline, and checking one costs the same microseconds every time)."""
+    salt = secrets.token_bytes(16)
+    return f"sha256${_b64(salt)}${_b64(hashlib.sha256(salt + secret.encode('utf-8')).digest())}"
+
+
+def verify_secret(secret: str, stored: str | None) -> bool:
+    """Whether ``secret`` matches a ``hash_secret`` hash (a dummy one when ``stored`` is not one: same work)."""
+    parts = (stored or "").split("$")
+    if len(parts) != 3 or parts[0] != "sha256":
+        parts = _DUMMY_SECRET.split("$")
+        stored = None
+    try:
+        salt, expected = _unb64(parts[1]), _unb64(parts[2])
+    except ValueError:
+        return False
+    actual = hashlib.sha256(salt + secret.encode("utf-8", "surrogatepass")).digest()
+    return hmac.compare_digest(actual, expected) and stored is not None
+
+
+_DUMMIES: dict[tuple[int, int, int], str] = {}
+
+
+def dummy_hash() -> str:
+    """A hash of a random password with today's parameters: what a password is checked against when there is
+    no account (or no pending reset), so the check costs what a real one costs and its time says nothing."""
+    params = (SCRYPT_N, SCRYPT_R, SCRYPT_P)
+    if params not in _DUMMIES:
+        _DUMMIES[params] = hash_password(secrets.token_urlsafe(16))
+    return _DUMMIES[params]
+
+
 def needs_rehash(stored: str | None) -> bool:
     """Whether ``stored`` was made with other parameters than today's (rehash it at the next login)."""
     parts = (stored or "").split("$")
@@ -87,3 +120,6 @@ def random_password(length: int = 16) -> str:
 def new_token() -> str:
     """A session token: 256 random bits, URL-safe."""
     return secrets.token_urlsafe(32)
+
+
+_DUMMY_SECRET = hash_secret(secrets.token_urlsafe(16))

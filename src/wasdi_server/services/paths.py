@@ -7,26 +7,65 @@ import os
 import re
 import shutil
 import tempfile
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
 from ..errors import BadRequest, DomainError
 
-MAX_NAME_LENGTH = 255
+MAX_NAME_BYTES = 255
+"""The longest file or folder name Linux file systems take (ext4, XFS, Btrfs, tmpfs): 255 bytes, and a name is
+stored as UTF-8, so ``Ω`` counts 2 and an emoji 4: names are checked in bytes, never in characters."""
+MAX_PATH_BYTES = 1024
+"""The longest path below a root a user's archive may create (an app zip's entries); ``PATH_MAX`` is 4096
+for the whole path, data directory included."""
 _FORBIDDEN = re.compile(r"[/\\\x00-\x1f\x7f]")
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,199}$")
 
 
-def safe_name(name: str | None, what: str = "name") -> str:
-    """``name`` if it is a plain file or folder name: no separators, no ``..``, no control characters."""
+def name_bytes(name: str) -> int:
+    """How many bytes ``name`` takes on disk (its UTF-8 encoding)."""
+    return len(os.fsencode(name))
+
+
+def safe_name(name: str | None, what: str = "name", max_bytes: int = MAX_NAME_BYTES) -> str:
+    """``name`` if it is a plain file or folder name: no separators, no ``..``, no control characters, valid
+    text, at most ``max_bytes`` bytes of UTF-8 (400 saying the limit otherwise)."""
     if name is None or not name.strip():
         raise BadRequest(f"missing {what}")
-    if len(name) > MAX_NAME_LENGTH:
-        raise BadRequest(f"{what} is too long")
+    try:
+        size = len(name.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise BadRequest(f"invalid {what}: it is not valid Unicode text") from None
+    if size > max_bytes:
+        raise BadRequest(f"{what} is too long: {size} bytes in UTF-8, the limit is {max_bytes} bytes "
+                         "(file systems count bytes: a letter such as \u03a9 takes 2)")
     if _FORBIDDEN.search(name) or ".." in name or name in (".", "~") or name != name.strip():
         raise BadRequest(f"invalid {what}: {name[:60]!r}")
     return name
+
+
+def temporary_name(name: str, suffix: str = ".part") -> str:
+    """A hidden, unique name for ``name`` while it is written beside it: ``.<name>.<12 hex><suffix>``,
+    ``name`` shortened (at a character boundary) so the whole never passes ``MAX_NAME_BYTES``."""
+    tail = f".{uuid.uuid4().hex[:12]}{suffix}"
+    room = MAX_NAME_BYTES - 1 - len(tail.encode("utf-8"))
+    head = os.fsencode(name)[:room].decode("utf-8", "ignore")
+    return f".{head}{tail}"
+
+
+def hide_server_paths(text: str, *roots: Path) -> str:
+    """``text`` as a user may read it (a run log, a process payload): every path under one of ``roots`` (the
+    data directory) is shown by its last component only, ``roots`` themselves as ``<data directory>``."""
+    for root in roots:
+        for form in dict.fromkeys((str(root), str(root.resolve()))):
+            if not os.path.isabs(form) or form == "/":
+                continue
+            below = re.compile(re.escape(form.rstrip("/")) + r"/([^\s'\"]*)")
+            text = below.sub(lambda m: m.group(1).rstrip("/").rsplit("/", 1)[-1] or "<data directory>", text)
+            text = text.replace(form, "<data directory>")
+    return text
 
 
 def safe_id(value: str | None, what: str = "id") -> str:

@@ -34,6 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .paths import MAX_NAME_BYTES, name_bytes
+
 log = logging.getLogger("wasdi_server.readers")
 
 NODE_NAME = "Bands"
@@ -202,8 +204,8 @@ def sidecars(folder: Path, file_name: str) -> list[Path]:
         names += [f"{stem}{ext}" for ext in (".tfw", ".tifw", ".jgw", ".pgw", ".wld")]
     found = []
     for name in dict.fromkeys(names):
-        if name == file_name or "/" in name or "\\" in name:
-            continue
+        if name == file_name or "/" in name or "\\" in name or name_bytes(name) > MAX_NAME_BYTES:
+            continue  # a name no file system takes names no file
         path = folder / name
         if path.exists() or path.is_symlink():
             found.append(path)

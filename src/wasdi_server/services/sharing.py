@@ -3,7 +3,8 @@
 Rules (contract, cross-cutting conventions 5-7, and the per-resource sharing endpoints):
 - rights are ``read`` or ``write``; a missing or invalid value means ``read``;
 - the owner and admins have full powers; a ``write`` sharing may edit and share further;
-- nobody shares with the owner; only admins share with themselves; the target must exist;
+- nobody shares with the owner; only admins share with themselves; the target must exist; the caller's
+  rights are checked before these rules, so a refusal says nothing about the owner or the target;
 - a repeated share succeeds without a duplicate ("Already Shared."), or, where the resource type
   refuses repeats (``repeat_fails``: processors, styles, workflows), fails with "Already shared";
 - a user may always drop their own sharing; removing others' needs write rights;
@@ -128,6 +129,9 @@ class SharingService:
         ``repeat_fails``: a repeated share is a ``BadRequest("Already shared")`` instead of a success.
         ``admin_self_share=False``: admins cannot share with themselves either (/subscriptions).
         """
+        # Rights first: a refusal must not say who owns the resource or whether a user exists.
+        if not self.can_write(caller, resource):
+            raise Forbidden(MSG_NO_ACCESS_RIGHTS)
         target = normalise_user_id(target_user_id)
         if not target:
             raise BadRequest(MSG_SHARING_WITH_NON_EXISTENT_USER)
@@ -135,8 +139,6 @@ class SharingService:
             raise BadRequest(MSG_SHARING_WITH_ONESELF)
         if target == resource.owner_id:
             raise BadRequest(MSG_SHARING_WITH_OWNER)
-        if not self.can_write(caller, resource):
-            raise Forbidden(MSG_NO_ACCESS_RIGHTS)
         target_doc = self.users.get(target)
         if target_doc is None:
             raise BadRequest(MSG_SHARING_WITH_NON_EXISTENT_USER)
@@ -166,15 +168,16 @@ class SharingService:
         ``others_by_owner_only`` (styles, workflows): someone else's sharing goes only by the owner or an
         admin, not by a writer."""
         target = normalise_user_id(target_user_id)
-        if (others_by_owner_only and target != caller.user_id and caller.user_id != resource.owner_id
-                and not caller.is_admin):
+        # Rights first (anyone may drop their own sharing): a refusal must not say who owns the resource
+        # or whether a user exists.
+        if target != caller.user_id and not (
+                self.can_write(caller, resource) and (not others_by_owner_only or caller.is_admin
+                                                      or caller.user_id == resource.owner_id)):
             raise Forbidden(MSG_NO_ACCESS_RIGHTS)
         if not target or self.users.get(target) is None:
             raise BadRequest(MSG_SHARING_WITH_NON_EXISTENT_USER)
         if target == resource.owner_id:
             raise BadRequest(MSG_SHARING_WITH_OWNER)
-        if target != caller.user_id and not self.can_write(caller, resource):
-            raise Forbidden(MSG_NO_ACCESS_RIGHTS)
         if not self.sharings.delete(self.key(resource.type, resource.id, target)):
             raise BadRequest("MSG_ERROR_SHARING_NOT_FOUND")
 

@@ -51,6 +51,24 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def lock_data_dir(data_dir: Path) -> int:
+    """Hold ``<data_dir>/.lock`` exclusively (the descriptor; closing it releases the lock): one server, or one
+    operator tool, at a time.  ``StoreLockedError`` when another process holds it."""
+    fd = os.open(data_dir / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        other = os.read(fd, 32).decode(errors="replace").strip() or "unknown"
+        os.close(fd)
+        raise StoreLockedError(
+            f"data directory {data_dir} is in use by another wasdi server (pid {other}); "
+            "stop it or use another --data-dir"
+        ) from None
+    os.ftruncate(fd, 0)
+    os.write(fd, f"{os.getpid()}\n".encode())
+    return fd
+
+
 class EngineStore(ABC):
     """The engine-neutral part of a store over ``<data_dir>/db``, with ``<data_dir>/.lock`` held exclusively."""
 
@@ -86,19 +104,7 @@ class EngineStore(ABC):
 
     # -- the data directory ------------------------------------------------------------------------------
     def _acquire_lock(self) -> int:
-        fd = os.open(self.data_dir / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            other = os.read(fd, 32).decode(errors="replace").strip() or "unknown"
-            os.close(fd)
-            raise StoreLockedError(
-                f"data directory {self.data_dir} is in use by another wasdi server (pid {other}); "
-                "stop it or use another --data-dir"
-            ) from None
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
-        return fd
+        return lock_data_dir(self.data_dir)
 
     # -- collections ---------------------------------------------------------------------------------------
     def declare(self, name: str, key_field: str, indexes: Iterable[str] = ()) -> MemoryCollection:

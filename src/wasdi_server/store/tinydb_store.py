@@ -10,8 +10,10 @@ On disk, in ``<data_dir>/db`` (docs/server.md, "The store"):
   doc or null], ...]}`` (``null``: deleted).  A line is fsynced before its writer is answered, and
   one line holds every write of an atomic block, so a crash keeps all of them or none.
 
-Open: read each snapshot, replay the journals over it in order, and start a new journal (a torn
-last line, from a crash mid-append, is dropped: its writer was never answered).  Replaying is
+Open: read each snapshot, replay the journals over it in order, and start a new journal.  Bytes after
+a journal's last newline are an append a crash cut short (its writer was never answered) and are left
+out; any complete line that cannot be read stops the start with the file and line named, since the write
+it held was acknowledged (``wasdi-server store check`` and ``store drop-line``: docs/server.md).  Replaying is
 idempotent (a line sets or removes one id), which makes compaction safe at any instant: when the
 journals outgrow the data, a background thread switches writes to a new journal, writes every
 changed collection's snapshot atomically (temp file, fsync, rename, fsync the directory) and only
@@ -39,7 +41,7 @@ from .engine import _TMP_SUFFIX, Commit, EngineStore, fsync_dir
 
 log = logging.getLogger(__name__)
 
-_JOURNAL = re.compile(r"^journal-(\d{8})\.jsonl$")
+JOURNAL_FILE = re.compile(r"^journal-(\d{8})\.jsonl$")
 Op = tuple[int, "Document | None"]
 
 
@@ -81,6 +83,22 @@ def _snapshot_payload(name: str, rows: list[tuple[int, Document]]) -> bytes:
     return ("{" + json.dumps(name) + ":{" + ",".join(parts) + "}}").encode()
 
 
+def parse_journal_line(line: bytes) -> list[Any]:
+    """The writes of one complete journal line, ``[[collection, id, document or null], ...]``; ``ValueError``
+    saying what is wrong with it otherwise."""
+    try:
+        entry = json.loads(line)
+        ops = entry["w"]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"not a journal entry: {type(exc).__name__}: {str(exc)[:200]}") from None
+    if not isinstance(ops, list) or not all(
+        isinstance(op, list) and len(op) == 3 and isinstance(op[0], str) and isinstance(op[1], int)
+        and (op[2] is None or isinstance(op[2], dict)) for op in ops
+    ):
+        raise ValueError("not a list of [collection, id, document] writes")
+    return ops
+
+
 MANIFEST = "collections.manifest"
 """The list of collections whose snapshot files the data directory has had."""
 
@@ -98,7 +116,7 @@ class TinyDBStore(EngineStore):
         self._seq = 0
         try:
             for path in sorted(self.db_dir.glob("journal-*.jsonl")):
-                match = _JOURNAL.match(path.name)
+                match = JOURNAL_FILE.match(path.name)
                 if match is None:
                     continue
                 self._seq = max(self._seq, int(match.group(1)))
@@ -122,25 +140,18 @@ class TinyDBStore(EngineStore):
     # -- reading ---------------------------------------------------------------------------------------
     def _read_journal(self, path: Path) -> None:
         lines = path.read_bytes().split(b"\n")
-        tail = lines.pop()  # empty when the last line is complete
+        lines.pop()  # after the last newline: empty, or an append a crash cut short (its writer was never answered)
         entries: list[list[Any]] = []
-        for number, line in enumerate(lines):
+        for number, line in enumerate(lines, start=1):
             try:
-                entry = json.loads(line)
-                ops = entry["w"]
-                if not isinstance(ops, list) or not all(
-                    isinstance(op, list) and len(op) == 3 and isinstance(op[0], str) and isinstance(op[1], int)
-                    and (op[2] is None or isinstance(op[2], dict)) for op in ops
-                ):
-                    raise ValueError("not a list of [collection, id, document] writes")
-            except (ValueError, KeyError, TypeError) as exc:
-                if number == len(lines) - 1 and not tail:
-                    break  # a last line torn by a crash mid-append (its writer was never answered)
+                entries.append(parse_journal_line(line))
+            except ValueError as exc:
+                # A whole line (its newline written) was acknowledged: losing it is the operator's decision.
                 raise StoreCorruptError(
-                    f"journal {path} is corrupt at line {number + 1} ({exc}); it was left untouched: "
-                    "repair it or move it away"
+                    f"journal {path} is corrupt at line {number} ({exc}); it was left untouched. See it with "
+                    f"'wasdi-server store check', then restore the data directory from a backup, or drop that "
+                    f"line (the write it held is lost) with 'wasdi-server store drop-line {path.name} {number}'"
                 ) from exc
-            entries.append(ops)
         for ops in entries:
             for name, doc_id, doc in ops:
                 self._replay.setdefault(name, []).append((doc_id, doc))

@@ -94,9 +94,10 @@ class PaymentProviders:
     def verify(self, code: str | None, session_id: str | None) -> tuple[PaymentProvider, CheckoutSession]:
         """The paid checkout session a confirmation callback names, under the callbacks' rules.
 
-        The contract gives the three callbacks 200, 401 and 500: 401 for a missing id and for a provider
-        this server does not know (the caller's mistake, never a 500), and 500 for anything that fails
-        verification with the provider (unknown session, unpaid, provider unreachable).
+        The contract gives the three callbacks 200, 401 and 500: 401 for a missing id, an id the provider
+        does not know and a provider this server does not know (the caller's mistake: nothing vouches for
+        the call, never a 500), and 500 for a checkout that fails verification with the provider (not
+        paid, provider unreachable).
         """
         checkout = (session_id or "").strip()
         if not checkout or len(checkout) > 1000:
@@ -111,7 +112,7 @@ class PaymentProviders:
             log.warning("verifying checkout session %s failed: %s", checkout[:100], e)
             raise ServerFailure("the payment could not be verified") from e
         if session is None:
-            raise ServerFailure("unknown checkout session")
+            raise Unauthorized("unknown checkout session")
         if not session.paid:
             raise ServerFailure("the checkout session is not paid")
         return provider, session

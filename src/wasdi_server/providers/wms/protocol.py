@@ -29,6 +29,10 @@ FORMATS = ("image/png",)
 INFO_FORMATS = ("text/plain", "text/html", "application/json")
 MAX_SIZE = 4096
 """Largest WIDTH or HEIGHT of a GetMap (bigger: InvalidParameterValue)."""
+MAX_LAYERS = 10
+"""Most layers in one GetMap or GetFeatureInfo (WMS 1.3.0's ``LayerLimit``, in the capabilities)."""
+MAX_PIXEL_LAYERS = 2 * MAX_SIZE * MAX_SIZE
+"""Budget of WIDTH x HEIGHT x layers of one GetMap: two layers at the largest size, ten 2896 x 2896 ones."""
 MAX_LEGEND_SIZE = 512
 SE_XML_111 = "application/vnd.ogc.se_xml"
 SE_XML_130 = "text/xml"
@@ -172,6 +176,9 @@ def parse_map(params: Mapping[str, str], version: str, layer_param: str = "LAYER
     layers = names(required(params, layer_param))
     if not all(layers):
         raise ServiceException(f"{layer_param} has an empty name", "LayerNotDefined")
+    if len(layers) > MAX_LAYERS:
+        raise ServiceException(f"{layer_param} names {len(layers)} layers: at most {MAX_LAYERS} (LayerLimit)",
+                               "InvalidParameterValue")
     styles = names(params.get("styles", ""))
     if not styles:
         styles = ("",) * len(layers)
@@ -181,6 +188,9 @@ def parse_map(params: Mapping[str, str], version: str, layer_param: str = "LAYER
     bbox = bbox_of(params, latitude_first)
     width = integer(params, "WIDTH", 1, MAX_SIZE)
     height = integer(params, "HEIGHT", 1, MAX_SIZE)
+    if width * height * len(layers) > MAX_PIXEL_LAYERS:
+        raise ServiceException(f"WIDTH x HEIGHT x layers is {width * height * len(layers)}: at most "
+                               f"{MAX_PIXEL_LAYERS} (ask for a smaller map or fewer layers)", "InvalidParameterValue")
     fmt = required(params, "FORMAT").lower().split(";")[0].strip()
     if fmt not in FORMATS:
         raise ServiceException(f"FORMAT {fmt[:40]!r} is not offered: use image/png", "InvalidFormat")
@@ -312,7 +322,8 @@ def capabilities(version: str, url: str, layers: Sequence[LayerEntry]) -> bytes:
     request += "</Request>"
     body = (f"<Service><Name>{'WMS' if new else 'OGC:WMS'}</Name><Title>WASDI published bands</Title>"
             f"<Abstract>Bands published in WASDI workspaces the caller may read.</Abstract>{link}"
-            + (f"<MaxWidth>{MAX_SIZE}</MaxWidth><MaxHeight>{MAX_SIZE}</MaxHeight>" if new else "")
+            + (f"<LayerLimit>{MAX_LAYERS}</LayerLimit><MaxWidth>{MAX_SIZE}</MaxWidth><MaxHeight>{MAX_SIZE}"
+               "</MaxHeight>" if new else "")
             + "</Service>"
             f"<Capability>{request}<Exception>{exception_formats}</Exception>"
             f"<Layer><Title>WASDI</Title>{root_crs}{root_box}{''.join(items)}</Layer></Capability>")

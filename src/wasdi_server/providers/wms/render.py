@@ -23,6 +23,7 @@ import json
 import math
 import os
 import uuid
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ from xml.sax.saxutils import escape
 
 from wasdi_sdk.atomic_files import write_atomic
 
+from ...png import encode_pixels
 from .styles import ColourMap, RasterStyle
 
 VRT_NAME = "layer.vrt"
@@ -269,45 +271,134 @@ def _intersects(a: Bounds, b: Bounds) -> bool:
     return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
+VALID_AREAS: dict[str, Bounds] = {
+    "EPSG:4326": (-180.0, -90.0, 180.0, 90.0),
+    "EPSG:3857": (-20037508.342789244, -20048966.1040146, 20037508.342789244, 20048966.1040146),
+}
+"""Where each CRS of the WMS has meaning (x/y order).  A box is clipped to it before any reprojection: PROJ
+and GDAL's warper take time that grows with the numbers (a ``1e20`` box held a thread for minutes)."""
+STRIP_PIXELS = 512 * 1024
+"""Pixels warped and coloured at a time: memory stays flat whatever the map's size."""
+
+
+@dataclass(frozen=True)
+class Window:
+    """The pixels of a map request inside its CRS's valid area, and the box they cover."""
+
+    col: int
+    row: int
+    width: int
+    height: int
+    bbox: Bounds
+
+
+def visible_window(crs: str, bbox: Bounds, width: int, height: int) -> Window | None:
+    """The part of the ``width`` x ``height`` grid over ``bbox`` inside the valid area of ``crs`` (``None``:
+    nothing of it), its box snapped to the grid and clipped again (a pixel of a huge box is wider than the
+    whole area: the box of such a one-pixel window is the area itself)."""
+    area = VALID_AREAS.get(crs)
+    if area is None:
+        return Window(0, 0, width, height, bbox)
+    x0, y0, x1, y1 = bbox
+    left, bottom, right, top = max(x0, area[0]), max(y0, area[1]), min(x1, area[2]), min(y1, area[3])
+    if left >= right or bottom >= top:
+        return None
+    res_x, res_y = (x1 - x0) / width, (y1 - y0) / height
+    col0 = max(0, min(width - 1, math.floor((left - x0) / res_x)))
+    col1 = max(col0 + 1, min(width, math.ceil((right - x0) / res_x)))
+    row0 = max(0, min(height - 1, math.floor((y1 - top) / res_y)))
+    row1 = max(row0 + 1, min(height, math.ceil((y1 - bottom) / res_y)))
+    snapped = (x0 + col0 * res_x, y1 - row1 * res_y, x0 + col1 * res_x, y1 - row0 * res_y)
+    box = (max(snapped[0], area[0]), max(snapped[1], area[1]), min(snapped[2], area[2]), min(snapped[3], area[3]))
+    return Window(col0, row0, col1 - col0, row1 - row0, box)
+
+
 def draw(layer: Layer, style: RasterStyle, crs: str, bbox: Bounds, width: int, height: int) -> Any:
     """The ``(height, width, 4)`` RGBA pixels of ``bbox`` (in ``crs`` x/y order) at ``width`` x ``height``."""
+    import numpy as np
+
+    rgba = np.zeros((height, width, 4), dtype=np.uint8)
+    for row, strip in draw_strips(layer, style, crs, bbox, width, height):
+        rgba[row:row + strip.shape[0]] = strip
+    return rgba
+
+
+def draw_strips(layer: Layer, style: RasterStyle, crs: str, bbox: Bounds, width: int,
+                height: int) -> Iterator[tuple[int, Any]]:
+    """The map's pixels a band of rows at a time: ``(first row, (rows, width, 4) RGBA)``; rows not yielded are
+    transparent (outside the CRS's valid area or the raster)."""
     import numpy as np
     import rasterio
     from rasterio.enums import Resampling
     from rasterio.transform import from_bounds
     from rasterio.vrt import WarpedVRT
     from rasterio.warp import transform_bounds
+    from rasterio.windows import Window as ReadWindow
 
-    rgba = np.zeros((height, width, 4), dtype=np.uint8)
-    if not layer.georeferenced or layer.bounds is None:
-        return rgba
+    window = visible_window(crs, bbox, width, height)
+    if window is None or not layer.georeferenced or layer.bounds is None:
+        return
     try:
-        source_box = transform_bounds(crs, rasterio.crs.CRS.from_wkt(layer.crs), *bbox, densify_pts=21)
+        source_box = transform_bounds(crs, rasterio.crs.CRS.from_wkt(layer.crs), *window.bbox, densify_pts=21)
     except Exception:  # a box the projection cannot express: nothing of the raster in it
-        return rgba
+        return
     if not all(math.isfinite(v) for v in source_box) or not _intersects(source_box, layer.bounds):
-        return rgba
-    wanted = min((source_box[2] - source_box[0]) / width, (source_box[3] - source_box[1]) / height)
+        return
+    wanted = min((source_box[2] - source_box[0]) / window.width, (source_box[3] - source_box[1]) / window.height)
     level = _level(layer, wanted)
     bands = bands_of(layer, style)
     options = {} if level is None else {"overview_level": level}
+    rows_per_strip = max(1, STRIP_PIXELS // window.width)
     with rasterio.open(layer.vrt, **options) as src, \
-            WarpedVRT(src, crs=crs, transform=from_bounds(*bbox, width, height), width=width, height=height,
-                      resampling=Resampling.nearest, add_alpha=True) as warped:
-        data = warped.read(list(bands), masked=True)
-        inside = warped.read(warped.count) > 0
+            WarpedVRT(src, crs=crs, transform=from_bounds(*window.bbox, window.width, window.height),
+                      width=window.width, height=window.height, resampling=Resampling.nearest,
+                      add_alpha=True) as warped:
+        for top in range(0, window.height, rows_per_strip):
+            rows = min(rows_per_strip, window.height - top)
+            part = ReadWindow(0, top, window.width, rows)
+            data = warped.read(list(bands), masked=True, window=part)
+            inside = warped.read(warped.count, window=part) > 0
+            strip = np.zeros((rows, width, 4), dtype=np.uint8)
+            strip[:, window.col:window.col + window.width] = _colour(layer, style, bands, data, inside)
+            yield window.row + top, strip
+
+
+def _colour(layer: Layer, style: RasterStyle, bands: tuple[int, ...], data: Any, inside: Any) -> Any:
+    import numpy as np
+
     values = np.ma.getdata(data).astype(np.float64)
     valid = inside & ~np.ma.getmaskarray(data).any(axis=0) & np.isfinite(values).all(axis=0)
+    rgba = np.zeros((*valid.shape, 4), dtype=np.uint8)
     if style.colour_map is not None and len(bands) == 1:
         rgba[:] = colourise(values[0], valid, style.colour_map)
     else:
+        grey: dict[int, Any] = {}
         for channel, band in enumerate(bands if len(bands) == 3 else bands * 3):
-            low, high = layer.stats.get(band, (0.0, 0.0))
-            rgba[..., channel] = stretch(values[bands.index(band)], valid, low, high)
+            if band not in grey:
+                grey[band] = stretch(values[bands.index(band)], valid, *layer.stats.get(band, (0.0, 0.0)))
+            rgba[..., channel] = grey[band]
         rgba[..., 3] = np.where(valid, 255, 0)
     if style.opacity < 1:
         rgba[..., 3] = np.round(rgba[..., 3] * style.opacity).astype(np.uint8)
     return rgba
+
+
+def draw_map(layers: Sequence[tuple[Layer, RasterStyle]], crs: str, bbox: Bounds, width: int, height: int,
+             background: tuple[int, int, int] | None = None) -> bytes:
+    """The PNG of ``layers`` drawn one over the other (the first at the bottom), on ``background`` when given:
+    one layer at a time, a band of rows at a time, into one RGBA image (memory: the image, and a strip)."""
+    import numpy as np
+
+    image = np.zeros((height, width, 4), dtype=np.uint8)
+    for layer, style in layers:
+        for row, strip in draw_strips(layer, style, crs, bbox, width, height):
+            target = image[row:row + strip.shape[0]]
+            target[:] = strip if len(layers) == 1 else over(target, strip)
+    if background is not None:
+        step = max(1, STRIP_PIXELS // width)
+        for top in range(0, height, step):
+            image[top:top + step] = flatten(image[top:top + step], background)
+    return encode_pixels(image)
 
 
 def value_at(layer: Layer, crs: str, bbox: Bounds, width: int, height: int, i: int,
@@ -320,7 +411,8 @@ def value_at(layer: Layer, crs: str, bbox: Bounds, width: int, height: int, i: i
 
     x = bbox[0] + (i + 0.5) * (bbox[2] - bbox[0]) / width
     y = bbox[3] - (j + 0.5) * (bbox[3] - bbox[1]) / height
-    if not layer.georeferenced:
+    area = VALID_AREAS.get(crs)
+    if not layer.georeferenced or (area is not None and not (area[0] <= x <= area[2] and area[1] <= y <= area[3])):
         return x, y, None
     try:
         xs, ys = transform(crs, rasterio.crs.CRS.from_wkt(layer.crs), [x], [y])
@@ -361,19 +453,18 @@ def legend(layer: Layer, style: RasterStyle, width: int = 20, height: int = 20) 
     return image
 
 
-def composite(layers: list[Any]) -> Any:
-    """RGBA images drawn one over the other ("over" compositing, the first at the bottom)."""
+def over(base: Any, top: Any) -> Any:
+    """``top`` drawn over ``base`` ("over" compositing of two ``uint8`` RGBA arrays of one shape)."""
     import numpy as np
 
-    image = np.zeros(layers[0].shape, dtype=np.float64)
-    for layer in layers:
-        top = layer.astype(np.float64) / 255.0
-        alpha = top[..., 3:4]
-        out_alpha = alpha + image[..., 3:4] * (1 - alpha)
-        safe = np.where(out_alpha > 0, out_alpha, 1)
-        image[..., :3] = (top[..., :3] * alpha + image[..., :3] * image[..., 3:4] * (1 - alpha)) / safe
-        image[..., 3:4] = out_alpha
-    return np.clip(np.round(image * 255), 0, 255).astype(np.uint8)
+    top_alpha = top[..., 3:4].astype(np.float32) / 255.0
+    base_alpha = base[..., 3:4].astype(np.float32) / 255.0 * (1.0 - top_alpha)
+    out_alpha = top_alpha + base_alpha
+    rgb = (top[..., :3] * top_alpha + base[..., :3] * base_alpha) / np.where(out_alpha > 0, out_alpha, 1.0)
+    out = np.empty(base.shape, dtype=np.uint8)
+    out[..., :3] = np.clip(np.round(rgb), 0, 255)
+    out[..., 3:4] = np.clip(np.round(out_alpha * 255.0), 0, 255)
+    return out
 
 
 def flatten(rgba: Any, background: tuple[int, int, int]) -> Any:

@@ -1,0 +1,26 @@
+"""A test server's app served by waitress on a real socket (127.0.0.1, a free port), for clients that speak
+HTTP themselves (OWSLib, other processes)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import waitress
+
+
+@contextmanager
+def on_a_socket(app: Any, threads: int = 4, **options: Any) -> Iterator[str]:
+    """The base URL of ``app`` served until the block ends."""
+    # poll() instead of select(): closing the socket from this thread must not break the loop's wait
+    httpd = waitress.create_server(app, host="127.0.0.1", port=0, threads=threads, asyncore_use_poll=True,
+                                   **options)
+    thread = threading.Thread(target=httpd.run, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.effective_port}"
+    finally:
+        httpd.close()
+        thread.join(5)
