@@ -18,8 +18,8 @@ import httpx
 import numpy as np
 import pytest
 from tests.conftest import Person, Server
-from tests.server.geodata import ingested, make_geotiff, new_workspace
 from tests.png_decoding import decode_png
+from tests.server.geodata import ingested, make_geotiff, new_workspace
 from tests.server.test_wms import WEB_CLIENT_TILE, exception_code, publish, wms
 from tests.socket_server import on_a_socket
 
