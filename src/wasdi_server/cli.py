@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json as jsonlib
 import logging
-import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -16,7 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from typer.core import TyperGroup
+
+from wasdi_command_line.groups import UniformHelpGroup, debug_enabled
 
 if TYPE_CHECKING:
     from .settings import Settings
@@ -28,29 +28,13 @@ class Failure(Exception):
     """A failure explained in one sentence (exit 1)."""
 
 
-def _debug() -> bool:
-    return os.environ.get("WASDI_DEBUG", "").strip().lower() in ("1", "true", "yes", "on")
-
-
 def _message(error: BaseException) -> str:
     text = getattr(error, "message", None) or str(error)
     return str(text).strip() or type(error).__name__
 
 
-class ServerGroup(TyperGroup):
+class ServerGroup(UniformHelpGroup):
     """Root group: a failure inside a command becomes one sentence and an exit code, as in ``wasdi``."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        from wasdi_cli.help_style import uniform  # the same help conventions as `wasdi`
-
-        uniform(self)
-
-    def format_help(self, ctx: Any, formatter: Any) -> None:
-        from wasdi_cli.help_style import uniform
-
-        uniform(self)  # again: the shell-completion options are added after construction
-        super().format_help(ctx, formatter)
 
     def invoke(self, ctx: Any) -> Any:
         from .errors import DomainError
@@ -63,7 +47,7 @@ class ServerGroup(TyperGroup):
         except KeyboardInterrupt as e:
             raise typer.Exit(130) from e
         except (Failure, StoreError, DomainError, ValueError, OSError) as e:
-            if _debug():
+            if debug_enabled():
                 import traceback
 
                 traceback.print_exception(e, file=sys.stderr)
@@ -109,9 +93,9 @@ def serve(settings: Settings, *, init_admin: bool = False) -> None:
     """Serve with waitress until interrupted."""
     from . import log_redaction, serving
     from .app import create_app
+    from .composition import build_services
     from .management import catalogue
     from .management.channel import AdminChannel
-    from .services import build_services
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     log_redaction.install()
@@ -239,7 +223,7 @@ def run_account_operation(settings: Settings, operation: str, arguments: dict[st
             return channel.call(settings.data_dir, operation, arguments)
         except channel.ChannelError as e:
             raise Failure(e.message) from e
-    from .services import build_services
+    from .composition import build_services
 
     services = build_services(settings)
     try:

@@ -12,7 +12,7 @@ from typing import Any
 from tests.server.app_fixtures import app_record
 from tests.server.snap import graph
 
-from wasdi_server.services import Services
+from wasdi_server.composition import Services
 
 SLD = (b'<?xml version="1.0" encoding="UTF-8"?>\n<StyledLayerDescriptor version="1.0.0" '
        b'xmlns="http://www.opengis.net/sld"><NamedLayer><Name>x</Name><UserStyle><FeatureTypeStyle><Rule>'
@@ -114,7 +114,7 @@ def leftovers(data_dir: Path, user_id: str) -> list[str]:
 
 def owned_keys(data_dir: Path, user_id: str) -> set[tuple[str, str]]:
     """``(collection, key)`` of every stored record that belongs to ``user_id`` (contents may change)."""
-    from wasdi_server.services import COLLECTIONS
+    from wasdi_server.composition import COLLECTIONS
 
     return {(name, str(doc.get(COLLECTIONS.get(name, ""))))
             for name, table in stored_documents(data_dir).items() for doc in table.values()

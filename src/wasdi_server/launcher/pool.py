@@ -24,7 +24,7 @@ from .box.cgroups import remove_leftovers
 from .operations import OPERATIONS, OperationContext, OperationFailed, OperationStopped, end_leftover_run
 
 if TYPE_CHECKING:
-    from ..services import Services
+    from ..composition import Services
 
 log = logging.getLogger("wasdi_server.launcher")
 RESTART_MESSAGE = "interrupted by a server restart"

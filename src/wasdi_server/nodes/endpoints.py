@@ -18,7 +18,7 @@ from .app_install import APP_FILES
 from .identity import SECRET_HEADER
 
 if TYPE_CHECKING:
-    from ..services import Services
+    from ..composition import Services
 
 
 def _refuse(resp: falcon.Response, status: int, message: str) -> None:

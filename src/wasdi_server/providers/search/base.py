@@ -12,7 +12,7 @@ from typing import Any
 from wasdi_sdk.models import DataProviderViewModel, QueryResultViewModel
 
 from ...dates import iso_z
-from ...services.search_query import SearchQuery
+from ...search_grammar import SearchQuery
 
 QueryResult = QueryResultViewModel
 """What a provider finds: the contract's ``QueryResultViewModel``."""

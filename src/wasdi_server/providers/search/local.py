@@ -41,7 +41,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ...services.search_query import (
+from ...search_grammar import (
     PLATFORMS,
     SearchQuery,
     canonical_platform,

@@ -46,7 +46,7 @@ from typing import Any
 import httpx
 
 from ...dates import iso_z
-from ...services.search_query import SearchQuery, canonical_platform, parse_instant
+from ...search_grammar import SearchQuery, canonical_platform, parse_instant
 from .base import (
     QueryResult,
     SearchProvider,

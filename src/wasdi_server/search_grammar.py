@@ -61,8 +61,8 @@ from pydantic import ConfigDict, Field
 
 from wasdi_sdk.models import QueryViewModel
 
-from ..dates import parse_utc
-from ..errors import BadRequest
+from .dates import parse_utc
+from .errors import BadRequest
 
 MAX_QUERY_LENGTH = 32_768
 MAX_DEPTH = 64
