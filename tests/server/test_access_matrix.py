@@ -39,7 +39,7 @@ from wasdi_sdk import WasdiClient
 from wasdi_sdk._exceptions import APIError, EmptyResultError
 from wasdi_sdk.catalog import ENDPOINTS, Endpoint, FailureKind, Style, endpoint
 from wasdi_server.api.framework import HANDLERS
-from wasdi_server.services.identity import now_ms
+from wasdi_server.dates import now_ms
 
 ROLES = "OWRSAN"
 USERS = {"O": "owner@example.org", "W": "writer@example.org", "R": "reader@example.org",

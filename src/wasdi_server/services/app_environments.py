@@ -17,12 +17,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..dates import format_ms_or_none, now_ms
 from ..errors import BadRequest, ServerFailure
 from ..launcher.engines import EngineError
 from ..launcher.engines.requirements import package_spec
 from .app_records import PYTHON_TYPES
-from .identity import User, now_ms
-from .processes import format_date
+from .identity import User
 
 if TYPE_CHECKING:
     from .apps import AppService
@@ -132,7 +132,7 @@ class AppEnvironmentService:
         if parsed is not None:
             action, spec = parsed
             self.apps.engine(doc).update_environment(self.apps.layout(doc), action, spec, log)
-            history = [*(doc.get("environmentActions") or []), f"{format_date(now_ms())} {action} {spec}"]
+            history = [*(doc.get("environmentActions") or []), f"{format_ms_or_none(now_ms())} {action} {spec}"]
             self.records.processors.update(doc["processorId"], {"environmentActions": history})
         self.refresh(self.records.get(doc["processorId"]) or doc)
 

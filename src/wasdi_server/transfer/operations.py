@@ -19,8 +19,9 @@ from ..launcher.ops_products import Progress, reported
 from ..messages import OK
 from ..providers.outbound import OutboundPolicy
 from ..services import readers
-from ..services.paths import folder_size, human_size
+from ..services.paths import folder_size
 from ..services.products import copy_item
+from ..sizes import human_size
 from .confined_folder import ConfinedFolder, LeavesFolder
 from .ftp_export import Destination, ExportFailed, send
 from .requests import COPY_TO_SFTP, FTP_UPLOAD, folder_parts

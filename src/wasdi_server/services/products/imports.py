@@ -24,9 +24,9 @@ from typing import Any
 
 from ...errors import BadRequest, Forbidden, NotFound, Unauthorized
 from ...messages import OK
+from ...sizes import human_size
 from .. import readers
 from ..identity import User
-from ..paths import human_size
 from .records import ProductRecords, check_product_name
 
 DONE = "DONE"
