@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from wasdi_command_line import serve_options
 from wasdi_command_line.groups import UniformHelpGroup, debug_enabled
 
 if TYPE_CHECKING:
@@ -73,9 +74,8 @@ app.add_typer(users_app, name="user")
 app.add_typer(catalogue_app, name="catalogue")
 app.add_typer(store_app, name="store")
 
-DataDirOpt = Annotated[Path | None, typer.Option("--data-dir", metavar="DIR",
-                                                 help="Data directory (default: ./.wasdi-data).")]
-ConfigOpt = Annotated[Path | None, typer.Option("--config", metavar="FILE", help="Settings TOML file.")]
+DataDirOpt = serve_options.DataDirOpt
+ConfigOpt = serve_options.ConfigOpt
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 
 
@@ -249,18 +249,12 @@ def _read_password(from_stdin: bool, prompt: str = "Password: ") -> str:
 def serve_command(
     data_dir: DataDirOpt = None,
     config: ConfigOpt = None,
-    host: Annotated[str | None, typer.Option("--host", help="Address to bind (default: 127.0.0.1).")] = None,
-    port: Annotated[int | None, typer.Option("--port", min=1, max=65535, metavar="N",
-                                             help="Port (default: 8080).")] = None,
-    threads: Annotated[int | None, typer.Option("--threads", min=1, metavar="N",
-                                                help="Worker threads (default: 8).")] = None,
-    public_url: Annotated[str | None, typer.Option("--public-url", metavar="URL",
-                                                   help="Base URL clients use to reach this server.")] = None,
-    init_admin: Annotated[bool, typer.Option(
-        "--init-admin", help="On first start (no users yet) create an admin and print its credentials once.")] = False,
-    web_client: Annotated[Path | None, typer.Option(
-        "--web-client", metavar="DIR", help="Serve a built WASDI web client (wasdiClient2) from this folder at /, "
-        "same origin as the API.")] = None,
+    host: serve_options.HostOpt = None,
+    port: serve_options.PortOpt = None,
+    threads: serve_options.ThreadsOpt = None,
+    public_url: serve_options.PublicUrlOpt = None,
+    init_admin: serve_options.InitAdminOpt = False,
+    web_client: serve_options.WebClientOpt = None,
     sftp_port: Annotated[int | None, typer.Option("--sftp-port", min=0, max=65535, metavar="N",
                                                   help="Port of the SFTP service (default: 2222; 0: any free port)."
                                                   )] = None,
@@ -277,7 +271,7 @@ def serve_command(
     """Serve the API with waitress, the built-in message broker and the SFTP service of the upload accounts beside
     it, until interrupted (Ctrl-C)."""
     settings = _settings(config, data_dir=data_dir, host=host, port=port, threads=threads, public_url=public_url,
-                         web_client_dir=str(web_client.resolve()) if web_client else None, sftp_port=sftp_port,
+                         web_client_dir=serve_options.web_client_dir(web_client), sftp_port=sftp_port,
                          broker_port=broker_port, node_code=node_code, store_url=store_url)
     serve(settings, init_admin=init_admin)
 
