@@ -26,6 +26,7 @@ from .nodes.outbox import OUTBOX, Outbox
 from .nodes.propagation import Propagation
 from .providers.mail import MaildirMailer, Mailer, SmtpMailer
 from .providers.mapserver import make_map_server
+from .providers.package_index import PackageIndex
 from .providers.payments import PaymentProviders
 from .providers.search import SearchProviders
 from .services.admin_lookups import AdminLookups
@@ -361,7 +362,10 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
     services.search = SearchService(missions, SearchProviders.from_settings(settings))
     services.maps = MapService(c("layers"), workspaces, styles, map_server)
     services.apps = AppService(app_records, settings, workspaces, processes, products)
-    services.app_environments = AppEnvironmentService(services.apps)
+    index = PackageIndex(settings.package_index_url, timeout=settings.package_index_timeout_seconds,
+                         cache_seconds=settings.package_index_cache_seconds,
+                         allowed_hosts=settings.import_allowed_hosts) if settings.package_index_url else None
+    services.app_environments = AppEnvironmentService(services.apps, index)
     services.apps.use_intents(intents)
     # The groups built above the admin console plug their own rules into it: what deleting a user
     # removes, and how permissions on their resources change.
