@@ -59,7 +59,7 @@ class Periodic:
     """``step`` called in a daemon thread every ``interval`` seconds (at once after ``wake``) until ``stop``; a
     failing step is logged with ``failure`` and the next one runs as planned.  A non-positive interval: never."""
 
-    def __init__(self, name: str, step: Callable[[], None], interval: float, failure: str) -> None:
+    def __init__(self, name: str, step: Callable[[], object], interval: float, failure: str) -> None:
         self.name = name
         self.step = step
         self.interval = interval
