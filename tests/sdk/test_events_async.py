@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from collections.abc import Callable
 
 import httpx
 import pytest
@@ -83,7 +84,7 @@ async def test_the_async_stream_times_out_and_reconnects(server: LiveServer, ali
         await asyncio.sleep(0)
 
 
-def finish_on_second_read(server: LiveServer, pid: str) -> tuple[list[object], object]:
+def finish_on_second_read(server: LiveServer, pid: str) -> tuple[list[object], Callable[[object], None]]:
     """Reads seen, and an ``on_update`` ending ``pid`` DONE (with its message) 0.3 s after the second read: a
     wait on messages reads twice at once (before and after subscribing), so the change comes while it listens."""
     reads: list[object] = []
@@ -102,7 +103,7 @@ async def test_an_async_wait_wakes_on_the_message_not_the_poll(server: LiveServe
     reads, on_update = finish_on_second_read(server, pid)
     async with client(server, alice) as sdk:
         started = time.monotonic()
-        final = await sdk.processes.wait(pid, poll_interval=30, max_interval=30, on_update=on_update)  # type: ignore[arg-type]
+        final = await sdk.processes.wait(pid, poll_interval=30, max_interval=30, on_update=on_update)
         elapsed = time.monotonic() - started
     assert final.status == "DONE" and elapsed < 5 and len(reads) == 3  # polling alone would take 30 s
 
