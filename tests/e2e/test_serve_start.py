@@ -24,6 +24,7 @@ from tests.e2e.test_readme_tour import MAKE_INHERITED
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
+LOG_LINE = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ [A-Z]+ ")
 
 
 @contextmanager
@@ -48,10 +49,10 @@ def serve(data_dir: Path, *args: str, env: dict[str, str] | None = None) -> subp
 
 def the_one_sentence(done: subprocess.CompletedProcess[str]) -> str:
     """The refusal: exit 1, one line on stderr, no traceback, no password printed."""
-    lines = [line for line in done.stderr.splitlines() if line.strip() and " INFO " not in line
-             and " WARNING " not in line]
+    # The start-up log (timestamped lines: how apps will be boxed) comes first; the refusal is what is left.
+    lines = [line for line in done.stderr.splitlines() if line.strip() and not LOG_LINE.match(line)]
     assert done.returncode == 1, (done.returncode, done.stdout, done.stderr)
-    assert len(lines) == 1, done.stderr
+    assert len(lines) == 1 and lines[0].startswith("wasdi-server: "), done.stderr
     assert "Traceback" not in done.stderr + done.stdout
     assert "password" not in done.stdout + done.stderr
     return lines[0]
