@@ -85,7 +85,8 @@ def tour_env(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("WASDI")}
     env.update(PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}", HOME=str(home), WASDI_CONFIG_DIR=str(home / "config"),
                NO_COLOR="1", COLUMNS="200", PYTHONUNBUFFERED="1",
-               WASDI_SERVER_SFTP_PORT="0")  # a free port, as for the API: other tests run servers too
+               # free ports, as for the API: other tests run servers too, and the API's port + 1 may be taken
+               WASDI_SERVER_SFTP_PORT="0", WASDI_SERVER_BROKER_PORT=str(free_port()))
     env.pop("VIRTUAL_ENV", None)
     return env
 
