@@ -59,15 +59,22 @@ class MainNodeRelay(QueuedSender):
     def connect(self) -> None:
         from ..nodes.identity import MAIN_NODE
 
-        self._peer = self.client.peer(MAIN_NODE)  # NodeUnreachable when its address is not known yet
+        peer = self.client.peer(MAIN_NODE)  # NodeUnreachable when its address is not known yet
+        # An empty hand-over proves the main node is up and takes this node's secret, so an outage is
+        # waited out with backoff here rather than found again at every message.
+        self._post(peer, b"[]")
+        self._peer = peer
 
     def send(self, message: Message) -> None:
         from ..nodes.client import NodeUnreachable
 
-        peer = self._peer
-        if peer is None:
+        if self._peer is None:
             raise NodeUnreachable("the main node is not known")
-        body = b"[" + message.body + b"]"
+        self._post(self._peer, b"[" + message.body + b"]")
+
+    def _post(self, peer: Peer, body: bytes) -> None:
+        from ..nodes.client import NodeUnreachable
+
         with self.client.open(peer, "POST", NODE_MESSAGES, content=body,
                               headers={"Content-Type": "application/json"}) as response:
             text = response.read()
