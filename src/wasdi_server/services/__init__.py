@@ -402,6 +402,8 @@ def wire_nodes(services: Services, c: Callable[[str], Collection]) -> None:
                                       max_backoff=settings.broker_retry_seconds)
                 services.messages.backend = Fanout(services.messages.backend, relay)
     services.merges = Merges(identity, services.node_client)
+    if services.forwarder is not None:
+        services.merges.locator = services.forwarder.locator
     services.propagation = Propagation(identity, services.outbox)
     # Last: the compute nodes are told once every shared record of the user is gone.
     services.user_deletion.register("compute nodes", services.propagation.user_deleted)
