@@ -395,6 +395,7 @@ def test_a_deleted_users_files_and_runs_go_from_the_compute_nodes(deployment: De
         wait_for(main, ingest, 60)
     folder = d.nodes["node1"].data_dir / "files" / carol
     assert (folder / workspace / "notes.txt").is_file()
+    assert located(d, ingest) == "node1"  # the shared index says where the run is
     d.stop("node1")  # the deletion waits in the outbox for a node that is down
     try:
         with d.http(ADMIN) as admin:
@@ -406,9 +407,20 @@ def test_a_deleted_users_files_and_runs_go_from_the_compute_nodes(deployment: De
     with d.http(ADMIN, "node1") as node1:
         assert node1.get("/process/byid", params={"procws": ingest}).json()["status"] == "ERROR"
     assert "propagated POST /nodes/userdeleted to node node1" in d.nodes["wasdi"].output()
+    assert located(d, ingest) is None  # the index row went with the workspace
     # only nodes may ask for it
     with d.http(ADMIN, "node1") as node1:
         assert node1.post("/nodes/userdeleted", params={"userId": ALICE}).status_code == 403
+
+
+def located(d: Deployment, process_id: str) -> str | None:
+    """The node the shared ``process_nodes`` index names for a process (read in the database itself)."""
+    import psycopg
+
+    with psycopg.connect(d.store_url) as conn:
+        row = conn.execute("""SELECT doc ->> 'nodeCode' FROM "c_process_nodes" WHERE key = %s""",
+                           (process_id,)).fetchone()
+    return None if row is None else str(row[0])
 
 
 def test_a_run_on_a_compute_node_is_heard_on_the_main_nodes_broker(deployment: Deployment, app: str) -> None:
