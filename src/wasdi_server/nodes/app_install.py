@@ -111,7 +111,8 @@ class AppInstaller:
                     engine.update_environment(layout, parts[-2], parts[-1], log_line)
             layout.home.mkdir(parents=True, exist_ok=True)
             self._marker(doc).write_text(json.dumps({"lastUpdate": doc.get("lastUpdate"),
-                                                     "processorId": doc["processorId"]}), encoding="utf-8")
+                                                     "processorId": doc["processorId"],
+                                                     "type": doc.get("type") or ""}), encoding="utf-8")
             log_line(f"{doc['name']} is installed on node {self.identity.code}")
         finally:
             archive.unlink(missing_ok=True)
