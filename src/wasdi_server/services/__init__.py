@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ..consoles import Notebooks
 from ..json_reader import JsonReader
+from ..launcher.ops_apps import api_ports
 from ..launcher.pool import Launcher
 from ..messages import Messages, build_messages
 from ..nodes.app_install import AppInstaller
@@ -158,6 +160,7 @@ class Services:
     login: LoginService = field(init=False)
     launcher: Launcher = field(init=False)
     maps: MapService = field(init=False)
+    notebooks: Notebooks = field(init=False)
     process_cleaning: ProcessCleaning = field(init=False)
     metrics_recorder: MetricsRecorder = field(init=False)
     identity: NodeIdentity = field(default_factory=NodeIdentity)
@@ -215,6 +218,7 @@ class Services:
         self.metrics_recorder.stop()
         if self.outbox is not None:
             self.outbox.stop()
+        self.notebooks.close()
         self.launcher.stop()
         self.messages.close()
         self.merges.close()
@@ -369,6 +373,9 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
     services.apps.delete_hooks.extend((app_payments.on_app_delete, param_templates.on_app_delete,
                                        reviews.on_app_delete))
     services.login = LoginService(users, services.sessions)
+    services.notebooks = Notebooks(settings, sessions, workspaces, messages, lambda: services.apps.server_url,
+                                   api_ports)
+    workspaces.delete_hooks.insert(0, services.notebooks.stop_workspace)
     wire_nodes(services, c)
     return services
 
