@@ -5,7 +5,6 @@ from __future__ import annotations
 from wasdi_sdk.models import PrimitiveResult
 
 from ..consoles import STARTING_MESSAGE
-from ..consoles.lab import READY
 from .framework import Call, handles
 
 
@@ -13,7 +12,7 @@ from .framework import Call, handles
 def console_ready(call: Call) -> PrimitiveResult:
     workspace = call.services.workspaces.readable(call.caller, call.params["workspaceId"])
     lab = call.services.notebooks.find(call.caller.user_id, str(workspace["workspaceId"]))
-    if lab is not None and lab.state == READY:
+    if lab is not None and lab.up:
         return PrimitiveResult(bool_value=True, int_value=200, string_value=lab.address)
     if lab is not None and lab.running:
         return PrimitiveResult(bool_value=False, int_value=200, string_value=STARTING_MESSAGE)
@@ -26,6 +25,6 @@ def create_console(call: Call) -> PrimitiveResult:
     # The lab writes the workspace's folder: only those who may write the workspace get one.
     workspace = call.services.workspaces.writable(call.caller, call.params["workspaceId"])
     lab = call.services.notebooks.open(call.caller, workspace)
-    if lab.state == READY:
+    if lab.up:
         return PrimitiveResult(bool_value=True, int_value=200, string_value=lab.address)
     return PrimitiveResult(bool_value=True, int_value=200, string_value=STARTING_MESSAGE)

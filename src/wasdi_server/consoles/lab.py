@@ -130,7 +130,13 @@ class Lab:
 
     @property
     def running(self) -> bool:
-        return self.state != ENDED
+        """Starting or up, and not asked to stop (a lab being stopped is not handed out any more)."""
+        return self.state != ENDED and not self._stop.is_set()
+
+    @property
+    def up(self) -> bool:
+        """Answering, and not asked to stop."""
+        return self.state == READY and not self._stop.is_set()
 
     # -- the job ---------------------------------------------------------------------------------------
     def job(self) -> Job:
