@@ -148,7 +148,11 @@ def main() -> int:
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-notebook-"))
     server, base_url = start_server(work / "data", work / "server.log")
-    watchdog = threading.Timer(args.timeout, lambda: (server.kill(), os._exit(3)))
+    def give_up() -> None:
+        server.kill()
+        os._exit(3)
+
+    watchdog = threading.Timer(args.timeout, give_up)
     watchdog.daemon = True
     watchdog.start()
     try:
