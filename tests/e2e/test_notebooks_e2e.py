@@ -4,6 +4,7 @@ supervisor of each lab ends it when the server dies)."""
 
 from __future__ import annotations
 
+import tempfile
 import time
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -47,8 +48,16 @@ def test_labs_end_with_their_server(servers: ServerFactory, data_dir: Path, how:
     address = start_lab(server)
     assert urlsplit(address).hostname == "127.0.0.1"
     assert server.token() not in server.output() and lab_parts(address)[1] not in server.output()
+    scratch = [folder for folder in Path(tempfile.gettempdir()).glob("wasdi-lab-*")
+               if (folder / "server.pid").is_file() and (folder / "server.pid").read_text() == str(server.pid)]
+    assert len(scratch) == 1
     if how == "stop":
         assert server.stop(timeout=60) == 0
+        assert not scratch[0].exists()
     else:
         server.kill()
     assert gone(address), f"the lab outlived its server ({how})"
+    if how == "kill":
+        # What the killed server's lab left is removed when a server starts again.
+        servers.start(data_dir)
+        assert not scratch[0].exists()

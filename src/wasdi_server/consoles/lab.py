@@ -46,6 +46,8 @@ ENDED = "ended"
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
 POLL_SECONDS = 0.25
 """Between two looks at a starting lab."""
+SCRATCH_PREFIX = "wasdi-lab-"
+OWNER_FILE = "server.pid"
 KEPT_LINES = 40
 """Lines of a lab's output kept to explain why it ended."""
 STARTUP = '''\
@@ -61,6 +63,39 @@ if not _ok:
     print("wasdi.init() failed:\\n" + _said.getvalue()[-2000:])
 del _contextlib, _io, _said, _ok
 '''
+
+
+def remove_leftovers() -> int:
+    """Remove the scratch folders of labs whose server is gone (it was killed: a lab stopped normally removes
+    its own); how many were removed."""
+    removed = 0
+    for folder in Path(tempfile.gettempdir()).glob(f"{SCRATCH_PREFIX}*"):
+        try:
+            if folder.owner() != _me() or folder.is_symlink():
+                continue
+            pid = int((folder / OWNER_FILE).read_text(encoding="utf-8").strip())
+        except (OSError, ValueError, KeyError):
+            continue
+        if pid != os.getpid() and not _alive(pid):
+            shutil.rmtree(folder, ignore_errors=True)
+            removed += 1
+    return removed
+
+
+def _me() -> str:
+    import pwd
+
+    return pwd.getpwuid(os.getuid()).pw_name
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def free_port(host: str) -> int:
@@ -113,7 +148,10 @@ class Lab:
         self._stop = threading.Event()
         self._ended = threading.Event()
         self._lines: deque[str] = deque(maxlen=KEPT_LINES)
-        self._scratch = Path(tempfile.mkdtemp(prefix="wasdi-lab-"))
+        # In the temporary folder, not the data directory: the kernels' socket paths must stay short (a UNIX
+        # socket's path has at most 107 bytes).  The server's pid is kept there, for remove_leftovers.
+        self._scratch = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX))
+        (self._scratch / OWNER_FILE).write_text(str(os.getpid()), encoding="utf-8")
         self._threads: list[threading.Thread] = []
 
     # -- what clients see ------------------------------------------------------------------------------

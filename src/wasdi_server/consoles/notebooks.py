@@ -11,6 +11,7 @@ carries the lab's token); a lab that could not start publishes it with result KO
 from __future__ import annotations
 
 import importlib.util
+import logging
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import NotAvailable
 from ..launcher.box import Box, BoxUnavailable
 from ..messages import KO, OK
-from .lab import Lab, LabPlan
+from .lab import Lab, LabPlan, remove_leftovers
 
 if TYPE_CHECKING:
     from ..messages import Messages
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from ..services.workspaces import WorkspaceService
     from ..settings import Settings
 
+log = logging.getLogger("wasdi_server.notebooks")
 LAUNCH_NOTEBOOK = "LAUNCHJUPYTERNOTEBOOK"
 NEEDED = ("jupyterlab", "ipykernel", "wasdi")
 """What a lab imports: JupyterLab, its kernel, and the official library (the ``[notebook]`` extra)."""
@@ -130,6 +132,12 @@ class Notebooks:
         self.sessions.close(lab.plan.session)
         if lab.failure and lab.ready_after is None:
             self.messages.send(LAUNCH_NOTEBOOK, lab.failure, lab.plan.workspace_id, result=KO)
+
+    def start(self) -> None:
+        """At the server's start: remove what labs of a killed server left in the temporary folder."""
+        removed = remove_leftovers()
+        if removed:
+            log.info("removed the scratch folders of %d notebook(s) a stopped server left", removed)
 
     # -- stopping ----------------------------------------------------------------------------------------
     def stop_workspace(self, doc: dict[str, Any], _delete_files: bool = False, _delete_layers: bool = False) -> None:

@@ -193,6 +193,7 @@ class Services:
                         self.settings.apps_root / ".incoming"):
             empty_folder(staging)
         self.messages.start()
+        self.notebooks.start()
         self.launcher.start()
         self.metrics_recorder.start()
         if self.outbox is not None:
