@@ -7,8 +7,8 @@ rounds), then, for ``--rounds`` rounds, alternately:
 
 1. ours: a new workspace, ``/console/create``, then ``/console/ready`` every 50 ms until it answers true
    (the lab in the box, answering with its token);
-2. baseline: ``python -m jupyterlab`` on a free port with a token and its own scratch folders, polled on
-   ``/api/status`` every 50 ms until it answers, then stopped.
+2. baseline: ``python -m jupyterlab`` with the lab's own options and PATH, on a free port with a token and its
+   own scratch folders, unboxed, polled on ``/api/status`` every 50 ms until it answers, then stopped.
 
 Prints the p50 (and min / max) of each and ours as a ratio of the baseline.
 
@@ -113,11 +113,14 @@ def baseline(timeout: float) -> float:
     """Seconds from starting ``python -m jupyterlab`` by hand to its first answer."""
     scratch = Path(tempfile.mkdtemp(prefix="bench-lab-"))
     token, port = secrets.token_urlsafe(32), free_port()
-    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(scratch), "JUPYTER_TOKEN": token,
+    # The lab's own command line and PATH (less the box, the ipc transport and the official library's set-up).
+    env = {"PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin", "HOME": str(scratch),
+           "JUPYTER_TOKEN": token,
            "JUPYTER_RUNTIME_DIR": str(scratch / "runtime"), "JUPYTER_DATA_DIR": str(scratch / "data"),
            "JUPYTER_CONFIG_DIR": str(scratch / "config"), "LANG": "C.UTF-8"}
     argv = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1",
-            f"--ServerApp.port={port}", f"--ServerApp.root_dir={scratch}", "--LabApp.news_url=None",
+            f"--ServerApp.port={port}", "--ServerApp.port_retries=0", f"--ServerApp.root_dir={scratch}",
+            "--ServerApp.terminals_enabled=False", "--LabApp.news_url=None",
             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate", "--LabApp.extension_manager=readonly"]
     if os.geteuid() == 0:
         argv.append("--allow-root")
