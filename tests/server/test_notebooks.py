@@ -154,3 +154,17 @@ def test_the_time_to_ready_is_recorded(tmp_path: Path) -> None:
         wait_ready(server, alice, ws)
         lab = server.services.notebooks.find(alice.user_id, ws)
         assert lab.ready_after is not None and 0 < lab.ready_after <= time.monotonic() - started
+
+
+def test_a_lab_that_does_not_answer_in_time_is_stopped_and_said_so(tmp_path: Path) -> None:
+    require_notebooks()
+    with served(tmp_path / "data", notebook_start_seconds=0.05) as server:
+        alice = server.add_user("alice@example.org")
+        ws = new_workspace(server, alice)
+        assert server.post("/console/create", alice, params={"workspaceId": ws}).json["boolValue"] is True
+        lab = server.services.notebooks.find(alice.user_id, ws)
+        assert lab.wait(30)
+        answer = server.get("/console/ready", alice, workspaceId=ws).json
+        assert answer["boolValue"] is False and "did not answer within 0.05 s" in answer["stringValue"]
+        heard = messages(server, ws, LAUNCH_NOTEBOOK)
+        assert [(m["messageResult"], m["payload"]) for m in heard] == [("KO", answer["stringValue"])]

@@ -254,8 +254,11 @@ class Lab:
             self.state = ENDED
             self._stop.set()
             shutil.rmtree(self._scratch, ignore_errors=True)
-            self._ended.set()
-            self.on_end(self)
+            try:
+                self.on_end(self)
+            finally:
+                # Last: whoever waits for the end finds it whole (the session closed, the failure published).
+                self._ended.set()
 
     def _watch(self) -> None:
         with httpx.Client(base_url=self.local_base, headers={"Authorization": f"token {self.token}"},
