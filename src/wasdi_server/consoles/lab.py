@@ -28,7 +28,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -121,7 +121,8 @@ class LabPlan:
     public_host: str
     server_url: str
     api_ports: tuple[int, ...]
-    session: str
+    session: str = field(repr=False)
+    """The lab's session (a secret: never in a repr, hence never in a log line that prints the plan)."""
     files_root: Path
     idle_seconds: float
     start_seconds: float
