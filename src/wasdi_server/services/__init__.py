@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 
 from ..consoles import Notebooks
 from ..json_reader import JsonReader
-from ..launcher.ops_apps import api_ports
 from ..launcher.pool import Launcher
 from ..messages import Messages, build_messages
 from ..nodes.app_install import AppInstaller
@@ -374,6 +373,10 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
     services.apps.delete_hooks.extend((app_payments.on_app_delete, param_templates.on_app_delete,
                                        reviews.on_app_delete))
     services.login = LoginService(users, services.sessions)
+    # Imported here: the launcher's operations import the services (a module-level import would be circular
+    # whenever the launcher is imported first, as `wasdi-server doctor` does).
+    from ..launcher.ops_apps import api_ports
+
     services.notebooks = Notebooks(settings, sessions, workspaces, messages, lambda: services.apps.server_url,
                                    api_ports)
     workspaces.delete_hooks.insert(0, services.notebooks.stop_workspace)
