@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ..consoles import Notebooks
 from ..json_reader import JsonReader
 from ..launcher.pool import Launcher
 from ..messages import Messages, build_messages
@@ -162,6 +163,7 @@ class Services:
     login: LoginService = field(init=False)
     launcher: Launcher = field(init=False)
     maps: MapService = field(init=False)
+    notebooks: Notebooks = field(init=False)
     process_cleaning: ProcessCleaning = field(init=False)
     metrics_recorder: MetricsRecorder = field(init=False)
     identity: NodeIdentity = field(default_factory=NodeIdentity)
@@ -194,6 +196,7 @@ class Services:
                         self.settings.apps_root / ".incoming"):
             empty_folder(staging)
         self.messages.start()
+        self.notebooks.start()
         self.launcher.start()
         self.metrics_recorder.start()
         if self.outbox is not None:
@@ -219,6 +222,7 @@ class Services:
         self.metrics_recorder.stop()
         if self.outbox is not None:
             self.outbox.stop()
+        self.notebooks.close()
         self.launcher.stop()
         self.messages.close()
         self.merges.close()
@@ -373,6 +377,13 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
     services.apps.delete_hooks.extend((app_payments.on_app_delete, param_templates.on_app_delete,
                                        reviews.on_app_delete))
     services.login = LoginService(users, services.sessions)
+    # Imported here: the launcher's operations import the services (a module-level import would be circular
+    # whenever the launcher is imported first, as `wasdi-server doctor` does).
+    from ..launcher.ops_apps import api_ports
+
+    services.notebooks = Notebooks(settings, sessions, workspaces, messages, lambda: services.apps.server_url,
+                                   api_ports)
+    workspaces.delete_hooks.insert(0, services.notebooks.stop_workspace)
     wire_nodes(services, c)
     return services
 
