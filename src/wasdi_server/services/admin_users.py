@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..dates import parse_any_ms
+from ..dates import java_date_text, parse_any_ms
 from ..errors import BadRequest
 from .admin_lookups import require_admin
-from .identity import MAX_TEXT, ROLES, User, UserService, java_date_text, normalise_user_id
+from .identity import MAX_TEXT, ROLES, User, UserService, normalise_user_id
 from .nodes import NodeService
 from .organizations import OrganizationService
 from .sessions import SessionService
