@@ -51,4 +51,4 @@ def start_listener(services: Services, *, host: str | None = None, port: int | N
 
 
 __all__ = ["KO", "OK", "Exchange", "Message", "Messages", "Publisher", "broker_address", "build_messages",
-           "start_listener"]
+           "builtin_port", "start_listener"]
