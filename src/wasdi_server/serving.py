@@ -53,19 +53,25 @@ class UploadSpoolingParser(HTTPRequestParser):
             return
         boundary = boundary_of(self.headers.get("CONTENT_TYPE"))
         if boundary is not None:
-            # waitress's receiver only appends to its buffer, measures and hands it over (its IStreamConsumer),
-            # which the spool does; the stubs name waitress's own buffer class only
-            spool = MultipartSpool(boundary, self.upload_spool)
-            self.body_rcv = SpoolingReceiver(self.content_length, spool)  # type: ignore[arg-type]
+            self.body_rcv = SpoolingReceiver(self.content_length, MultipartSpool(boundary, self.upload_spool))
 
 
 class SpoolingReceiver(FixedStreamReceiver):
     """Waitress's body receiver over a ``MultipartSpool``: a spool that cannot be written (a full disk) ends the
     request with a 500 that says why, instead of an error in the server's main loop."""
 
+    def __init__(self, content_length: int, spool: MultipartSpool) -> None:
+        # waitress's receiver only appends to its buffer, measures and hands it over (its IStreamConsumer),
+        # which the spool does; the stubs name waitress's own buffer class only
+        super().__init__(content_length, spool)  # type: ignore[arg-type]
+        self.spool = spool
+
     def received(self, data: bytes) -> int:
         try:
-            return int(super().received(data))
+            taken = super().received(data)
+            if self.completed:
+                self.spool.flush()  # the spool writes behind the parsing: a failed write is known here at the latest
+            return taken
         except OSError as e:
             log.error("an upload could not be written to the spool (%s): answered 500", e)
             # the parser passes any receiver's error on to the answer; the stubs type this one's as always None
