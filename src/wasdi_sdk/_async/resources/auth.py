@@ -101,7 +101,8 @@ class AsyncAuthResource(AsyncAPIResource):
         return cast(PrimitiveResult, await self._call("auth.change_password", body=body, **options))
 
     async def lost_password(self, *, user_id: str, **options: Unpack[RequestOptions]) -> PrimitiveResult:
-        """Mail a new random password to the account."""
+        """Mail a new random password to the account.  Servers that do not tell who has an account (this
+        toolkit's among them) answer success for an unknown address too, and mail nothing."""
         return cast(PrimitiveResult, await self._call("auth.lost_password", query={"userId": user_id}, **options))
 
     async def config(self, **options: Unpack[RequestOptions]) -> ClientConfig:
