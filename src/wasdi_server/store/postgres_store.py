@@ -438,7 +438,8 @@ class PostgresCollection:
 
         if not self.store.write(self, work):
             raise DuplicateKeyError(f"{self.name} already has {self.key_field}={key!r}")
-        return clone(doc)  # type: ignore[no-any-return]
+        stored: Document = clone(doc)
+        return stored
 
     def upsert(self, document: Mapping[str, Any]) -> Document:
         """Add the document, or replace the one with the same key (keeping its place in insertion order)."""
@@ -447,7 +448,8 @@ class PostgresCollection:
         self.store.write(self, lambda conn: conn.execute(
             f"INSERT INTO {self.table} (key, doc) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET doc = EXCLUDED.doc",
             (key, _json(doc))))
-        return clone(doc)  # type: ignore[no-any-return]
+        stored: Document = clone(doc)
+        return stored
 
     def update(self, key: str, changes: Mapping[str, Any]) -> Document | None:
         """Merge ``changes`` into the document; the new document, or ``None`` if absent."""
