@@ -117,6 +117,35 @@ def test_the_spool_goes_on_receiving_while_the_disk_is_busy(tmp_path: Path, monk
     assert list((tmp_path / "spool").iterdir()) == []
 
 
+def test_an_upload_that_ends_unfinished_skips_the_writes_still_queued(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    disk_moves = threading.Event()
+    writes: list[int] = []
+
+    def stalled(out: io.FileIO, data: memoryview) -> None:
+        writes.append(len(data))
+        disk_moves.wait(30)
+
+    monkeypatch.setattr(multipart_stream, "_write_all", stalled)
+    content_type, body = encoded({"file": ("big.bin", os.urandom(64 * 1024 * 8))})
+    boundary = boundary_of(content_type)
+    assert boundary is not None
+    spool = MultipartSpool(boundary, tmp_path / "spool")
+    for pos in range(0, len(body) // 2, 64 * 1024):  # the client goes away half way
+        spool.append(body[pos:pos + 64 * 1024])
+    writer = spool._writer
+    assert writer is not None
+    closing = threading.Thread(target=spool.close)
+    closing.start()
+    deadline = time.monotonic() + 10
+    while not writer._abandoned and time.monotonic() < deadline:
+        time.sleep(0.01)
+    disk_moves.set()
+    closing.join(10)
+    assert not closing.is_alive() and len(writes) == 1  # the write under way, and none of those queued behind it
+    assert list((tmp_path / "spool").iterdir()) == []
+
+
 def test_a_write_that_fails_behind_the_parser_is_raised_to_the_server(tmp_path: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     def disk_full(out: io.FileIO, data: memoryview) -> None:

@@ -159,7 +159,7 @@ class MultipartSpool:
         """Remove every file not moved away (``SpooledPart.move_to``)."""
         self._close_out()
         if self._writer is not None:
-            self._writer.stop(raise_error=False)
+            self._writer.stop(abandon=True)
             self._writer = None
         for segment in self._segments:
             if isinstance(segment, SpooledPart) and segment.path is not None:
@@ -339,7 +339,7 @@ class MultipartSpool:
         self._close_out()
         if self._writer is not None:
             writer, self._writer = self._writer, None
-            writer.stop(raise_error=True)
+            writer.stop(abandon=False)
 
 
 def _write_all(out: io.FileIO, data: memoryview) -> None:
@@ -359,6 +359,7 @@ class _Writer:
         self._tasks: queue.Queue[tuple[io.FileIO, memoryview | None] | threading.Event | None] = \
             queue.Queue(maxsize=WRITES_AHEAD)
         self._error: OSError | None = None
+        self._abandoned = False
         self._thread = threading.Thread(target=self._run, name="upload-writer", daemon=True)
         self._thread.start()
 
@@ -375,11 +376,13 @@ class _Writer:
         done.wait()
         self._raise_error()
 
-    def stop(self, *, raise_error: bool) -> None:
-        """End the thread once every task given is done; with ``raise_error``, the failure if any."""
+    def stop(self, *, abandon: bool) -> None:
+        """End the thread once every task given is done, and raise the failure if any; when the files are
+        abandoned (a request that ends unfinished), the writes still queued are skipped, and nothing is raised."""
+        self._abandoned = abandon
         self._tasks.put(None)
         self._thread.join()
-        if raise_error:
+        if not abandon:
             self._raise_error()
 
     def _raise_error(self) -> None:
@@ -395,7 +398,7 @@ class _Writer:
             try:
                 if data is None:
                     out.close()
-                elif self._error is None:
+                elif self._error is None and not self._abandoned:
                     _write_all(out, data)
             except OSError as e:
                 self._error = self._error or e
