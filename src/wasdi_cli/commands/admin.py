@@ -15,6 +15,7 @@ from ..output import Output, message
 
 if TYPE_CHECKING:
     from wasdi_sdk import WasdiClient
+    from wasdi_sdk.models import UserListViewModel
 
 app = typer.Typer(name="admin", help="Operators' console: users, workspaces, apps, resources, permissions, node "
                                      "metrics and the process queue (admins).", no_args_is_help=True)
@@ -89,7 +90,7 @@ def resolve_user(client: "WasdiClient", value: str) -> str:
     if "@" in value:
         return value.strip().lower()
     # Nicknames are not searchable on the server: walk the user list a page at a time.
-    found = []
+    found: list[UserListViewModel] = []
     while True:
         page = client.admin.list_users(offset=len(found), limit=USER_PAGE)
         found += page

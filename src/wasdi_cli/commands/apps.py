@@ -104,8 +104,10 @@ if __name__ == "__main__":
 
 def resolve_app(client: "WasdiClient", id_or_name: str) -> tuple[str, "DeployedProcessorViewModel"]:
     """The app ``id_or_name`` identifies or names among the ones the user can see; an unknown one is an error."""
-    app_id, entry = by_id_or_name(client.processors.list(), id_or_name, id_of=lambda p: p.processor_id,
-                                  name_of=lambda p: p.processor_name, noun="app", casefold=True)
+    # (not unpacked in the same statement: mypy then solves the list entries' type as optional)
+    found = by_id_or_name(client.processors.list(), id_or_name, id_of=lambda p: p.processor_id,
+                          name_of=lambda p: p.processor_name, noun="app", casefold=True)
+    app_id, entry = found
     if entry is None:
         raise CliError(f"no app '{id_or_name}' among yours, the public ones and those shared with you "
                        "(see 'wasdi apps list')")

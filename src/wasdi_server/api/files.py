@@ -122,6 +122,9 @@ class _Chunks:
     def flush(self) -> None:
         pass
 
+    def close(self) -> None:
+        """Nothing to release (zipfile never closes a file it was given; its types ask for the method)."""
+
     def take(self) -> bytes:
         data = b"".join(self.parts)
         self.parts.clear()
@@ -149,7 +152,7 @@ def zip_members_of(path: Path) -> list[tuple[Path, str]]:
 def zip_stream(path: Path) -> Iterator[bytes]:
     """A zip of ``path`` (and its ``.data`` folder) built while it is sent; one chunk in memory at a time."""
     sink = _Chunks()
-    with zipfile.ZipFile(sink, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:  # type: ignore[arg-type]
+    with zipfile.ZipFile(sink, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
         for source, name in zip_members_of(path):
             with open(source, "rb") as src, archive.open(name, "w", force_zip64=True) as dst:
                 while True:

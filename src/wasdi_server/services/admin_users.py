@@ -9,6 +9,7 @@ that a console never locks its last operator out by a slip.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -41,8 +42,10 @@ def parse_date_ms(text: str) -> float:
     value = text.strip()
     if value.isdigit():
         return float(value)
-    for parse in (lambda v: datetime.fromisoformat(v.replace("Z", "+00:00")),
-                  lambda v: datetime.strptime(v, "%a %b %d %H:%M:%S UTC %Y")):
+    parsers: tuple[Callable[[str], datetime], ...] = (
+        lambda v: datetime.fromisoformat(v.replace("Z", "+00:00")),
+        lambda v: datetime.strptime(v, "%a %b %d %H:%M:%S UTC %Y"))
+    for parse in parsers:
         try:
             stamp = parse(value)
         except ValueError:

@@ -25,6 +25,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from ..errors import Unauthorized
 
@@ -34,6 +35,7 @@ KNOWN_ADDRESS_SECONDS = 30 * 24 * 3600.0
 """An address an account logged in from is known to that account for this long."""
 MAX_ENTRIES = 100_000
 """Memory bound of each table: the oldest entries go first."""
+_Entry = TypeVar("_Entry")
 
 
 @dataclass(frozen=True)
@@ -125,7 +127,7 @@ class LoginThrottle:
             self._trim(self._known)
 
     @staticmethod
-    def _trim(entries: OrderedDict[str, object]) -> None:
+    def _trim(entries: OrderedDict[str, _Entry]) -> None:
         while len(entries) > MAX_ENTRIES:
             entries.popitem(last=False)
 
