@@ -2,8 +2,8 @@
 
 ``client.admin``: the operators' console (/admin): lookups, permissions, users, node metrics, queue cleaning.
 
-Every call except ``resource_types`` needs a session; all but the permission calls need an admin
-(``PermissionDeniedError`` otherwise).  Failures come as HTTP statuses (style A)."""
+Every call needs an admin's session (``PermissionDeniedError`` otherwise), except the listing of
+permissions, which any user may make for MISSION records.  Failures come as HTTP statuses (style A)."""
 
 from __future__ import annotations
 
@@ -108,7 +108,8 @@ class AsyncAdminResource(AsyncAPIResource):
         rights: str | None = None,
         **options: Unpack[RequestOptions],
     ) -> None:
-        """Share a resource with a user through the share rules of its type (``rights``: read or write)."""
+        """Share a resource with a user through the share rules of its type (``rights``: read or write); admins
+        only: owners share through the type's own share call (``client.workspaces.share`` ...)."""
         await self._call(
             "admin.add_resource_permission",
             query={"resourceType": resource_type, "resourceId": resource_id, "userId": user_id, "rights": rights},
@@ -118,7 +119,7 @@ class AsyncAdminResource(AsyncAPIResource):
     async def remove_resource_permission(
         self, *, resource_type: str, resource_id: str, user_id: str, **options: Unpack[RequestOptions]
     ) -> None:
-        """Remove a user's permission on a resource through the unshare rules of its type."""
+        """Remove a user's permission on a resource through the unshare rules of its type (admins only)."""
         await self._call(
             "admin.remove_resource_permission",
             query={"resourceType": resource_type, "resourceId": resource_id, "userId": user_id},
@@ -126,7 +127,7 @@ class AsyncAdminResource(AsyncAPIResource):
         )
 
     async def resource_types(self, **options: Unpack[RequestOptions]) -> builtins.list[str]:
-        """The resource types permissions exist for (no session needed)."""
+        """The resource types permissions exist for."""
         return cast(builtins.list[str], await self._call("admin.resource_types", **options))
 
     async def push_metrics(self, entry: MetricsEntry, **options: Unpack[RequestOptions]) -> SuccessResponse:

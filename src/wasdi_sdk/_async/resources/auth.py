@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from typing import Unpack, cast
 
+from ..._exceptions import AuthenticationError
 from ..._resource import RequestOptions
+from ...messages import WRONG_CREDENTIALS
 from ...models import (
     ChangeUserPasswordViewModel,
     ClientConfig,
@@ -28,13 +30,24 @@ class AsyncAuthResource(AsyncAPIResource):
     async def login(self, user_id: str, password: str, **options: Unpack[RequestOptions]) -> UserViewModel:
         """Log in; the client keeps the new session for every later call.
 
-        Raises ``AuthenticationError`` on wrong credentials (the service answers 200 with an
-        empty ``userId``).
+        Raises ``AuthenticationError`` saying "wrong user or password" on wrong credentials (the service
+        answers 200 with an empty ``userId``).
         """
-        user = cast(
-            UserViewModel,
-            await self._call("auth.login", body=LoginInfo(user_id=user_id, user_password=password), **options),
-        )
+        try:
+            user = cast(
+                UserViewModel,
+                await self._call("auth.login", body=LoginInfo(user_id=user_id, user_password=password), **options),
+            )
+        except AuthenticationError as e:
+            raise AuthenticationError(
+                WRONG_CREDENTIALS,
+                style=e.style,
+                status=e.status,
+                body=e.body,
+                response=e.response,
+                endpoint=e.endpoint,
+                code=e.code,
+            ) from e
         if isinstance(user, UserViewModel) and user.session_id:
             self._client.session_token = user.session_id
         return user
@@ -101,7 +114,8 @@ class AsyncAuthResource(AsyncAPIResource):
         return cast(PrimitiveResult, await self._call("auth.change_password", body=body, **options))
 
     async def lost_password(self, *, user_id: str, **options: Unpack[RequestOptions]) -> PrimitiveResult:
-        """Mail a new random password to the account."""
+        """Mail a new random password to the account.  Servers that do not tell who has an account (this
+        toolkit's among them) answer success for an unknown address too, and mail nothing."""
         return cast(PrimitiveResult, await self._call("auth.lost_password", query={"userId": user_id}, **options))
 
     async def config(self, **options: Unpack[RequestOptions]) -> ClientConfig:
