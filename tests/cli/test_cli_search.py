@@ -103,6 +103,17 @@ def test_search_usage_errors(alice: Cli, args: tuple[str, ...]) -> None:
     assert result.exit_code == 2, result.output
 
 
+def test_impossible_and_swapped_dates_are_refused_as_such(alice: Cli) -> None:
+    impossible = alice("search", "--platform", "S2", "--from", "2024-13-01")
+    assert impossible.exit_code == 2 and "no access" not in impossible.stderr
+    assert "--from: '2024-13-01' is not a date: give it as YYYY-MM-DD" in impossible.stderr
+    feb30 = alice("search", "--platform", "S2", "--from", "2024-01-01", "--to", "2024-02-30")
+    assert feb30.exit_code == 2 and "--to: '2024-02-30' is not a date" in feb30.stderr
+    swapped = alice("search", "--platform", "S2", "--from", "2024-01-31", "--to", "2024-01-01")
+    assert swapped.exit_code == 2 and "--from 2024-01-31 is after --to 2024-01-01" in swapped.stderr
+    assert "No products found" not in swapped.stderr
+
+
 def test_search_failures(alice: Cli) -> None:
     unknown = alice("search", "--platform", "S2", *JANUARY_ALPS, "--provider", "NOBODY")
     assert unknown.exit_code == 1 and unknown.stderr.startswith("Error: the search failed")
