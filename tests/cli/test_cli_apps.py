@@ -146,7 +146,8 @@ def test_run_follows_the_log_and_exits_non_zero_unless_done(alice: Cli, wasdi_ap
 def test_run_reports_a_refusal_as_a_sentence(alice: Cli, workspace: str) -> None:
     result = alice("apps", "run", "nope", "--ws", workspace)
     assert result.exit_code == 1
-    assert "Processors not found nope" in result.stderr
+    assert "Processors not found" not in result.stderr
+    assert "there is no app named 'nope' that you can run; 'wasdi apps list' lists them" in result.stderr
     assert alice("apps", "run", "nope", "--ws", workspace, "--params", "[1]").exit_code == 2
 
 

@@ -275,6 +275,9 @@ def run(
             else:
                 started = client.processors.run(name=app_name, workspace=workspace_id, params=body)
         except APIError as e:
+            if not any(p.processor_name == app_name for p in client.processors.list()):
+                raise CliError(f"there is no app named '{app_name}' that you can run; 'wasdi apps list' lists "
+                               "them (names are exact)") from e
             raise CliError(f"the server refused to run '{app_name}': {e.args[0] if e.args else e}") from e
         process_id = str(started.processing_identifier)
         Output().value(process_id)

@@ -1,7 +1,7 @@
 """``wasdi market ...``: the app store (``client.processors`` market methods, ``client.processor_media``)."""
 
 import json as jsonlib
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -52,6 +52,21 @@ SHOW_FIELDS = (
 )
 
 
+def category_ids(client: Any, given: list[str] | None) -> list[str] | None:
+    """The category ids ``given`` names (an id or a category's name, any case); an unknown one is an error that
+    names the valid ones."""
+    if not given:
+        return given
+    known = client.processor_media.list_categories()
+    by_key = {str(key).casefold(): str(c.id) for c in known for key in (c.id, c.category) if key}
+    unknown = [g for g in given if g.casefold() not in by_key]
+    if unknown:
+        valid = ", ".join(f"{c.id} ({c.category})" if c.category and c.category != c.id else str(c.id)
+                          for c in known)
+        raise CliError(f"no category {', '.join(repr(u) for u in unknown)}; the categories are: {valid}", USAGE)
+    return [by_key[g.casefold()] for g in given]
+
+
 @app.command("list")
 def list_(
     category: Annotated[list[str] | None, typer.Option("--category", help="Category id (repeatable: any).")] = None,
@@ -74,7 +89,7 @@ def list_(
         raise CliError(f"--sort must be one of: {', '.join(ORDERS)}", USAGE)
     out = Output(json_output=json, quiet=quiet)
     with connection.client(profile, base_url) as client:
-        apps = client.processors.market_list(categories=category, publishers=publisher, name=name, score=min_score,
+        apps = client.processors.market_list(categories=category_ids(client, category), publishers=publisher, name=name, score=min_score,
                                              min_price=min_price, max_price=max_price, order_by=sort,
                                              order_direction=-1 if desc else 1, page=page, items_per_page=per_page)
     out.items(apps, LIST_COLUMNS, id_of=lambda a: a.processor_name, empty="No apps match.")
@@ -226,5 +241,7 @@ def publish(
                        "--show/--hide, --link, --email or --long-description", USAGE)
     with connection.client(profile, base_url) as client:
         entry = require_app(client, app_ref)
+        if category:
+            details.categories = category_ids(client, category)
         client.processors.update_details(details, processor_id=str(entry.processor_id))
     message(f"Updated the store page of {entry.processor_name}")
