@@ -89,7 +89,8 @@ def list_(
         raise CliError(f"--sort must be one of: {', '.join(ORDERS)}", USAGE)
     out = Output(json_output=json, quiet=quiet)
     with connection.client(profile, base_url) as client:
-        apps = client.processors.market_list(categories=category_ids(client, category), publishers=publisher, name=name, score=min_score,
+        categories = category_ids(client, category)
+        apps = client.processors.market_list(categories=categories, publishers=publisher, name=name, score=min_score,
                                              min_price=min_price, max_price=max_price, order_by=sort,
                                              order_direction=-1 if desc else 1, page=page, items_per_page=per_page)
     out.items(apps, LIST_COLUMNS, id_of=lambda a: a.processor_name, empty="No apps match.")
