@@ -211,3 +211,22 @@ def test_cannot_reach_the_server_says_how_to_start_one(cli: Cli, monkeypatch: py
     monkeypatch.setattr(connection, "make_client", _raiser(APIConnectionError("cannot reach http://127.0.0.1:9")))
     result = cli("ws", "list")
     assert result.exit_code == 3 and "'wasdi server start'" in result.stderr
+
+
+def test_one_date_format_in_every_table() -> None:
+    """Every way the service writes a time reads the same in a table, through one helper."""
+    import re
+    from datetime import UTC, datetime
+
+    from wasdi_cli.output import when
+
+    expected = "2024-01-18 10:33:51 UTC"
+    for value in (1705574031000, 1705574031000.0, "1705574031000", "2024-01-18T10:33:51.000Z",
+                  "2024-01-18 10:33:51", "Thu Jan 18 10:33:51 UTC 2024", datetime(2024, 1, 18, 10, 33, 51, tzinfo=UTC)):
+        assert when(value) == expected, value
+    assert when(None) == "" and when("soon") == "soon"
+    commands = Path(__file__).resolve().parents[2] / "src" / "wasdi_cli" / "commands"
+    for source in commands.glob("*.py"):
+        text = source.read_text()
+        raw_dates = re.findall(r'lambda (\w): \1\.\w*(?:_date|_timestamp)\)', text)
+        assert not raw_dates and "strftime(\"%Y" not in text.replace("%Y-%m-%dT%H:%M:%S.000Z", ""), source.name

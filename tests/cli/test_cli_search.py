@@ -48,7 +48,7 @@ def test_search_table(alice: Cli) -> None:
     body = rows[2:] if set(rows[1].strip()) <= {"─", "-", " "} else rows[1:]
     assert [r.split()[0] for r in body] == [S2_L2A_JAN05, S2_L1C_JAN15_UTM, FLOOD_JAN20, INDEX_S2_JAN25]
     first = body[0].split()
-    assert first[1:5] == ["2023-01-05", "10:14:11", "Sentinel-2", "S2MSI2A"] and first[-1] == "AUTO"
+    assert first[1:6] == ["2023-01-05", "10:14:11", "UTC", "Sentinel-2", "S2MSI2A"] and first[-1] == "AUTO"
     assert result.stderr == ""
 
 

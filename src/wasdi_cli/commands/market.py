@@ -9,7 +9,7 @@ from .. import connection
 from ..apps_lookup import AppArg, require_app
 from ..errors import USAGE, CliError
 from ..options import BaseUrlOpt, JsonOpt, ProfileOpt, QuietOpt
-from ..output import Output, epoch_ms, message
+from ..output import Output, message, when
 
 app = typer.Typer(name="market", help="The app store: list and show apps, their categories and publishers.",
                   no_args_is_help=True)
@@ -45,8 +45,8 @@ SHOW_FIELDS = (
     ("in the store", lambda d: d.show_in_store),
     ("link", lambda d: d.link),
     ("e-mail", lambda d: d.email),
-    ("published", lambda d: epoch_ms(d.publish_date)),
-    ("updated", lambda d: epoch_ms(d.update_date)),
+    ("published", lambda d: when(d.publish_date)),
+    ("updated", lambda d: when(d.update_date)),
     ("images", lambda d: len(d.images or [])),
     ("long description", lambda d: d.long_description),
 )
@@ -135,8 +135,8 @@ PAYMENT_FIELDS = (
     ("app", lambda p: p.processor_id),
     ("buyer", lambda p: p.user_id),
     ("paid", lambda p: p.buy_success),
-    ("bought", lambda p: p.buy_date),
-    ("used by a run", lambda p: p.run_date),
+    ("bought", lambda p: when(p.buy_date)),
+    ("used by a run", lambda p: when(p.run_date)),
 )
 ProviderOpt = Annotated[str, typer.Option("--provider", help="Payment provider (stripe on the WASDI cloud, local "
                                                              "on a self-hosted server).")]

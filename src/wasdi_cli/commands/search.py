@@ -13,13 +13,13 @@ import typer
 from .. import connection
 from ..errors import USAGE, CliError
 from ..options import BaseUrlOpt, JsonOpt, ProfileOpt, QuietOpt
-from ..output import Output, message
+from ..output import Output, message, when
 
 app = typer.Typer()
 
 RESULT_COLUMNS = (
     ("title", lambda r: r.title),
-    ("date", lambda r: _prop(r, "date")[:19].replace("T", " ")),
+    ("date", lambda r: when(_prop(r, "date"))),
     ("platform", lambda r: r.platform or _prop(r, "platformname")),
     ("type", lambda r: _prop(r, "producttype")),
     ("cloud %", lambda r: _prop(r, "cloudcoverpercentage")),
