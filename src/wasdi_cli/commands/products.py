@@ -334,4 +334,4 @@ def delete(
             return
         wait_for(client, started.string_value or "", f"Deleting {len(products)} products", timeout,
                  "the deletion failed")
-    message(f"Deleted {', '.join(products)}")
+    message(f"Deleted {len(products)} products: {', '.join(products)}")
