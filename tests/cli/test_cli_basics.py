@@ -228,5 +228,5 @@ def test_one_date_format_in_every_table() -> None:
     commands = Path(__file__).resolve().parents[2] / "src" / "wasdi_cli" / "commands"
     for source in commands.glob("*.py"):
         text = source.read_text()
-        raw_dates = re.findall(r'lambda (\w): \1\.\w*(?:_date|_timestamp)\)', text)
+        raw_dates = re.findall(r'lambda (\w): \1\.\w*(?:_date|_timestamp|_login)\)', text)
         assert not raw_dates and "strftime(\"%Y" not in text.replace("%Y-%m-%dT%H:%M:%S.000Z", ""), source.name

@@ -42,7 +42,7 @@ USER_COLUMNS = (
     ("nickname", lambda u: u.public_nick_name),
     ("type", lambda u: u.type),
     ("active", lambda u: u.active),
-    ("last login", lambda u: u.last_login),
+    ("last login", lambda u: when(u.last_login)),
 )
 FOUND_USER_COLUMNS = (
     ("user", lambda u: u.user_id),
@@ -56,7 +56,7 @@ USER_FIELDS = (
     ("nickname", lambda u: u.public_nick_name), ("role", lambda u: u.role), ("type", lambda u: u.type),
     ("active", lambda u: u.active), ("default node", lambda u: u.default_node),
     ("registered", lambda u: when(u.registration_date)), ("confirmed", lambda u: when(u.confirmation_date)),
-    ("last login", lambda u: u.last_login), ("link", lambda u: u.link), ("description", lambda u: u.description),
+    ("last login", lambda u: when(u.last_login)), ("link", lambda u: u.link), ("description", lambda u: u.description),
 )
 SUMMARY_FIELDS = (
     ("users", lambda s: s.total_users), ("without subscription", lambda s: s.none_users),
