@@ -200,10 +200,18 @@ def stand_in_gpt(folder: Path) -> Path:
     return gpt
 
 
+DOC_PAGES = ("search.md", "maps.md")
+"""Reference pages whose command blocks run after "Beyond the tour", in the same shell (the tutorials are run by
+tests/docs/test_tutorials.py)."""
+
+
 def beyond_commands() -> list[str]:
-    """The command lines of the ``sh`` blocks of "Beyond the tour", continuation lines joined."""
+    """The command lines of the ``sh`` blocks of "Beyond the tour", then of ``DOC_PAGES``, continuation lines
+    joined."""
     commands = []
-    for block in blocks(readme_section("Beyond the tour"), "sh"):
+    texts = [readme_section("Beyond the tour"), *((ROOT / "docs" / page).read_text(encoding="utf-8")
+                                                   for page in DOC_PAGES)]
+    for block in (block for text in texts for block in blocks(text, "sh")):
         for line in block.replace("\\\n", " ").splitlines():
             if line.strip() and not line.lstrip().startswith("#"):
                 commands.append(line.strip())
@@ -228,7 +236,7 @@ def run_beyond_the_tour(folder: Path, env: dict[str, str]) -> None:
         output, _, status = chunk.rpartition(marker)
         expected = "130" if command.startswith("timeout --preserve-status") else "0"
         assert status.strip() == expected, f"$ {command}\nexit {status.strip()}:\n{output}"
-    assert len(ran) >= 20, ran
+    assert len(ran) >= 26, ran
     (folder.parent / "beyond.log").write_text(done.stdout, encoding="utf-8")  # for a person reading a failure
     assert (folder / "scene.png").read_bytes().startswith(b"\x89PNG")
     said = done.stdout
