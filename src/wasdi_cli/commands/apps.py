@@ -162,7 +162,8 @@ def new(
     folder.mkdir(parents=True, exist_ok=True)
     for file_name, text in SCAFFOLD.items():
         (folder / file_name).write_text(text.format(name=name) if "{name}" in text else text)
-    message(f"Created app '{name}' in {folder}: edit myProcessor.py, then 'wasdi apps deploy {folder} --wait'")
+    message(f"Created app '{name}' in {folder}: edit myProcessor.py, then 'wasdi apps deploy "
+            f"{shlex.quote(str(folder))} --wait'")
 
 
 @app.command()
@@ -512,7 +513,8 @@ def packages(
                                  f"Rebuilding the environment of app '{name}'",
                                  f"Reset the environment of app '{name}' to pip.txt")
                 return
-            message(f"Reset the environment of app '{name}' to pip.txt: see 'wasdi apps build-log {name}'")
+            message(f"Reset the environment of app '{name}' to pip.txt: see 'wasdi apps build-log "
+                    f"{shlex.quote(name)}'")
             return
         if changes:
             if not workspace:
@@ -530,7 +532,7 @@ def packages(
                                  f"{PACKAGE_VERBS[action][1]} {value} in app '{name}'")
                 return
             message(f"Queued {action} {value} for app '{name}' (--wait waits for it): see 'wasdi apps build-log "
-                    f"{name}'")
+                    f"{shlex.quote(name)}'")
             return
         rows = client.package_manager.list_packages(name)
     out.items(rows, PACKAGE_COLUMNS, id_of=lambda p: p.package_name, empty="No packages.")
@@ -618,7 +620,7 @@ def redeploy(app_ref: AppArg, workspace: RebuildWorkspaceOpt = None, wait: WaitO
                              f"Rebuilt app {named(app_id, entry)}")
             return
     message(f"Queued a rebuild of app {named(app_id, entry)} (--wait waits for it): see 'wasdi apps build-log "
-            f"{app_ref}'")
+            f"{shlex.quote(app_ref)}'")
 
 
 @app.command()
@@ -637,7 +639,7 @@ def libupdate(app_ref: AppArg, workspace: RebuildWorkspaceOpt = None, wait: Wait
                              f"Updated the library of app {named(app_id, entry)}")
             return
     message(f"Queued a library update of app {named(app_id, entry)} (--wait waits for it): see 'wasdi apps "
-            f"build-log {app_ref}'")
+            f"build-log {shlex.quote(app_ref)}'")
 
 
 @app.command("clear-build-flag")

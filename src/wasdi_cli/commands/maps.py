@@ -72,7 +72,8 @@ def publish(
                 "--with-token')")
         return
     Output().value(url)
-    message(f"Drawing the layer (process {answer.payload}); run again with --wait to get its layer id")
+    message(f"Drawing the layer (process {answer.payload}); once drawn, 'wasdi maps list --ws "
+            f"{shlex.quote(workspace)}' shows its layer id (--wait waits for it)")
 
 
 def _why_not_published(client: Any, workspace_id: str, workspace: str, product: str, band: str) -> str:
