@@ -232,7 +232,11 @@ def test_run_get_form_and_log_line(alice: Cli, wasdi_app: WasdiApp, tmp_path: Pa
 
 def test_package_changes_and_rebuilds_can_be_waited_for(alice: Cli, wasdi_app: WasdiApp, tmp_path: Path,
                                                         workspace: str) -> None:
-    deploy_scaffold(alice, tmp_path)
+    folder = deploy_scaffold(alice, tmp_path)
+    (folder / "readme.md").write_text("# hello\n\nSays hello, louder.\n")
+    updated = alice("apps", "update", "hello", "--file", str(folder), "--wait")
+    assert updated.exit_code == 0 and "App 'hello'" in updated.stderr and "is ready with its new files" in \
+        updated.stderr, updated.output
     added = alice("apps", "packages", "hello", "--add", "six==1.16.0", "--ws", workspace, "--wait")
     assert added.exit_code == 0, added.output
     assert "Installed six==1.16.0 in app 'hello'" in added.stderr

@@ -235,19 +235,24 @@ def _wait_for_build(client: "WasdiClient", process_id: str, app_name: str) -> No
 
 WaitOpt = Annotated[bool, typer.Option("--wait", help="Wait until the server has done it (the end of the build log "
                                                      "is shown if it fails).")]
+FILE_CHANGE_OPERATIONS = ("REDEPLOYPROCESSOR", "LIBRARYUPDATE")
+"""What new files queue: a rebuild when pip.txt changed, else a library refresh."""
 LOG_TAIL = 20
 """How many of the last log lines a failed environment change shows."""
 
 
-def _process_ids(client: "WasdiClient", workspace_id: str | None, operation: str, app_name: str) -> list[str]:
-    """The ids of the ``operation`` processes of app ``app_name``, newest first (in a workspace, or the user's)."""
-    found = (client.processes.list_by_workspace(workspace_id, operation_type=operation) if workspace_id
-             else client.processes.list_by_user())
+def _process_ids(client: "WasdiClient", workspace_id: str | None, operation: str | tuple[str, ...],
+                 app_name: str) -> list[str]:
+    """The ids of the ``operation`` processes (one, or any of several) of app ``app_name``, newest first (in a
+    workspace, or the user's)."""
+    operations = (operation,) if isinstance(operation, str) else operation
+    found = (client.processes.list_by_workspace(workspace_id, operation_type=operations[0])
+             if workspace_id and len(operations) == 1 else client.processes.list_by_user())
     return [str(p.process_obj_id) for p in found
-            if p.operation_type == operation and p.product_name == app_name and p.process_obj_id]
+            if p.operation_type in operations and p.product_name == app_name and p.process_obj_id]
 
 
-def _wait_for_queued(client: "WasdiClient", workspace_id: str | None, operation: str, app_name: str,
+def _wait_for_queued(client: "WasdiClient", workspace_id: str | None, operation: str | tuple[str, ...], app_name: str,
                      before: set[str], doing: str, done: str) -> None:
     """Wait for the ``operation`` the server queued after ``before`` was listed (its answer gives no id): say
     ``done`` when it ends DONE, else fail with the end of its log."""
@@ -385,10 +390,12 @@ def update(
     public: PublicOpt = None,
     timeout: TimeoutOpt = None,
     params_sample: Annotated[str | None, typer.Option("--params-sample", help="Sample parameters (JSON).")] = None,
+    wait: WaitOpt = False,
     profile: ProfileOpt = None,
     base_url: BaseUrlOpt = None,
 ) -> None:
-    """Change an app's files (rebuilt when pip.txt changes) or its description, visibility, timeout, sample."""
+    """Change an app's files (rebuilt when pip.txt changes, else its library refreshed; --wait waits for it) or
+    its description, visibility, timeout, sample."""
     import tempfile
 
     if file is None and description is None and public is None and timeout is None and params_sample is None:
@@ -410,8 +417,13 @@ def update(
                 if file.is_dir():
                     upload = Path(scratch) / "update.zip"
                     zip_folder(file, upload)
+                name = str(entry.processor_name)
+                before = set(_process_ids(client, None, FILE_CHANGE_OPERATIONS, name)) if wait else set()
                 client.processors.update_files(upload, processor_id=app_id)
             message(f"Sent new files to app {label}")
+            if wait:
+                _wait_for_queued(client, None, FILE_CHANGE_OPERATIONS, name, before,
+                                 f"Applying the new files of app '{name}'", f"App '{name}' is ready with its new files")
 
 
 @app.command()
