@@ -286,7 +286,8 @@ def permissions_add(
         user_id = resolve_user(client, user)
         client.admin.add_resource_permission(resource_type=resource_type.upper(), resource_id=resource_id,
                                              user_id=user_id, rights="write" if write else "read")
-    message(f"Shared {resource_type.lower()} {resource_id} with {user_id} ({'write' if write else 'read'})")
+    shown = resource_id if resource == resource_id else f"'{resource}' ({resource_id})"
+    message(f"Shared {resource_type.lower()} {shown} with {user_id} ({'write' if write else 'read'})")
 
 
 @permissions_app.command("remove")
