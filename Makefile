@@ -3,8 +3,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 DATA_DIR ?= ./.wasdi-data
-HOST ?= 127.0.0.1
-PORT ?= 8080
+# HOST and PORT reach `serve` only when given (`make run PORT=18081`): otherwise the settings decide
+# (WASDI_SERVER_PORT, a --config file; default 127.0.0.1:8080).
+SERVE_ADDRESS = $(if $(HOST), --host $(HOST))$(if $(PORT), --port $(PORT))
 
 .PHONY: run test test-install lint typecheck async docs bench fuzz clean
 
@@ -22,7 +23,7 @@ $(VENV)/.stamp-test: pyproject.toml | $(BIN)/python
 
 run: $(VENV)/.stamp-run
 	$(BIN)/wasdi-server catalogue sample --if-empty --data-dir $(DATA_DIR)
-	$(BIN)/wasdi-server serve --data-dir $(DATA_DIR) --host $(HOST) --port $(PORT) --init-admin
+	$(BIN)/wasdi-server serve --data-dir $(DATA_DIR)$(SERVE_ADDRESS) --init-admin
 
 test: $(VENV)/.stamp-test
 	$(BIN)/ruff check src tests bench examples tools

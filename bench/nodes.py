@@ -179,14 +179,37 @@ def throughput(d: Deployment, nodes: tuple[str, ...], runs: int) -> float:
             run = main.post("/processors/run", params={"name": "onesecond", "workspace": workspaces[k]},
                             content=b"{}").json()
             submitted.append((nodes[k], run["processingIdentifier"]))
+        print(f"  {len(nodes)} compute node(s): {runs} runs submitted through the main node in "
+              f"{time.monotonic() - started:.1f} s", flush=True)
         clients = {n: d.http(ALICE, n) for n in nodes}
         try:
-            for n, process_id in submitted:
-                wait(clients[n], process_id, {"DONE", "ERROR", "STOPPED"}, 900)
+            finished = wait_all(clients, submitted, 900)
         finally:
             for c in clients.values():
                 c.close()
-        return runs / (time.monotonic() - started)
+        return runs / (finished - started)
+
+
+def wait_all(clients: dict[str, httpx.Client], submitted: list[tuple[str, str]], timeout: float,
+             every: float = 0.05) -> float:
+    """When the last of ``submitted`` (node, process id) ended: each node asked for all its unfinished runs at
+    once (``/process/statusbyid``) every ``every`` seconds.  Asking for one run after another every 2 ms, as
+    this did before, was hundreds of requests a second taken from the CPU the runs themselves need."""
+    pending: dict[str, list[str]] = {}
+    for node, process_id in submitted:
+        pending.setdefault(node, []).append(process_id)
+    end = time.monotonic() + timeout
+    while any(pending.values()):
+        if time.monotonic() > end:
+            raise SystemExit(f"{sum(map(len, pending.values()))} runs did not end in {timeout} s")
+        for node, ids in pending.items():
+            if ids:
+                statuses = clients[node].post("/process/statusbyid", json=ids).json()
+                pending[node] = [i for i, s in zip(ids, statuses, strict=True)
+                                 if s not in ("DONE", "ERROR", "STOPPED")]
+        if any(pending.values()):
+            time.sleep(every)
+    return time.monotonic()
 
 
 def main() -> int:

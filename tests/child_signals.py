@@ -2,8 +2,10 @@
 
 A shell script runs a background job (``make test &``) with SIGINT and SIGQUIT ignored, and an ignored
 disposition is inherited across ``exec``; Python then keeps SIGINT ignored (it installs its KeyboardInterrupt
-handler only over the default).  A test that sends a child SIGINT, or types Ctrl-C at it, resets the child's
-disposition first (``default_dispositions`` as the child's first step), so it passes however the suite started.
+handler only over the default).  ``wasdi-server serve`` and ``wasdi`` set their SIGINT handlers themselves
+(``tests/e2e/test_serve_start.py`` and ``tests/e2e/test_cli_interrupt.py`` start them with SIGINT ignored); the
+other tests that send a child SIGINT, or type Ctrl-C at it, reset the child's disposition first
+(``default_dispositions`` as the child's first step), so what they test does not hang on how the suite started.
 """
 
 from __future__ import annotations

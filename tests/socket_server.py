@@ -12,10 +12,10 @@ import waitress
 
 
 @contextmanager
-def on_a_socket(app: Any, threads: int = 4, **options: Any) -> Iterator[str]:
-    """The base URL of ``app`` served until the block ends."""
+def on_a_socket(app: Any, threads: int = 4, port: int = 0, **options: Any) -> Iterator[str]:
+    """The base URL of ``app`` served until the block ends (on ``port``; 0: a free one)."""
     # poll() instead of select(): closing the socket from this thread must not break the loop's wait
-    httpd = waitress.create_server(app, host="127.0.0.1", port=0, threads=threads, asyncore_use_poll=True,
+    httpd = waitress.create_server(app, host="127.0.0.1", port=port, threads=threads, asyncore_use_poll=True,
                                    **options)
     thread = threading.Thread(target=httpd.run, daemon=True)
     thread.start()

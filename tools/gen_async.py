@@ -64,7 +64,10 @@ MODULE_RENAMES = {("time", "sleep"): "asyncio"}
 
 # Twins written by hand, for sync classes over a transport other than httpx: class -> its module under _async.
 # ``client.events`` (live messages over STOMP/WebSocket): ``_async/events.py``, over the same codec and models.
-HAND_WRITTEN: dict[str, str] = {"EventsResource": "events"}
+# ``ProcessUpdates`` (what wakes ``processes.wait``): its twin is in the same module, over the async stream.
+HAND_WRITTEN: dict[str, str] = {"EventsResource": "events", "ProcessUpdates": "events"}
+# The methods of hand-written twins that are coroutines, for classes the generator does not read (outside SOURCES).
+HAND_WRITTEN_COROUTINES: dict[str, set[str]] = {"ProcessUpdates": {"open", "close", "sleep"}}
 
 # Attributes whose type no annotation in the source states.
 ATTRIBUTE_TYPES = {("APIResource", "_client"): "BaseClient", ("BaseClient", "_http"): "httpx.Client"}
@@ -274,7 +277,8 @@ class Scope:
         if isinstance(node, ast.Await):
             return self.type_of(node.value)
         if isinstance(node, ast.Name):
-            return self.types.get(node.id) or (node.id if node.id in self.program.classes else None)
+            known = node.id in self.program.classes or node.id in HAND_WRITTEN_COROUTINES
+            return self.types.get(node.id) or (node.id if known else None)
         if isinstance(node, ast.Attribute):
             owner = self.type_of(node.value)
             return self.program.attribute_type(owner, node.attr) if owner else None
@@ -284,7 +288,7 @@ class Scope:
             if isinstance(node.func, ast.Name) and node.func.id == "cls":
                 return self.function.cls
             callee = self.type_of(node.func)
-            if callee in self.program.classes:
+            if callee in self.program.classes or callee in HAND_WRITTEN_COROUTINES:
                 return callee
             if isinstance(node.func, ast.Attribute):
                 owner = self.type_of(node.func.value)
@@ -316,6 +320,8 @@ class Scope:
         owner = self.type_of(func.value)
         if owner is None:
             return False
+        if owner in HAND_WRITTEN_COROUTINES:
+            return func.attr in HAND_WRITTEN_COROUTINES[owner]
         if owner in HTTPX_ASYNC:
             if func.attr in HTTPX_ASYNC[owner]:
                 return True

@@ -1,5 +1,5 @@
-"""``python -m wasdi_cli``."""
+"""``python -m wasdi_cli``: the same entry as the ``wasdi`` script (the cli extra named when it is missing)."""
 
-from .main import main
+from .entry import main
 
 raise SystemExit(main())

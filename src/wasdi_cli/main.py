@@ -23,6 +23,7 @@ LazyGroup.lazy = {
     "account": "account",
     "uploads": "uploads",
     "ws": "workspaces",
+    "notebook": "notebook",
     "server": "server",
     "processes": "processes",
     "credits": "credits",

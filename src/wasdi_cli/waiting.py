@@ -34,12 +34,11 @@ def wait_for(client: WasdiClient, process_id: str, description: str, timeout: fl
              failed: str) -> ProcessWorkspaceViewModel:
     """Wait for ``process_id`` to end DONE, showing a bar; else a ``CliError`` saying ``failed: why``."""
     from wasdi_sdk import ProcessFailedError, ProcessTimeoutError
-    from wasdi_sdk.events.waits import wake_on_messages
 
     try:
-        # The pauses end on a message about the process; where the server has no messages, they are plain.
-        with wait_bar(description) as advance, wake_on_messages(client, process_id) as sleep:
+        # The SDK's wait wakes on a message about the process; where the server has no messages, it polls.
+        with wait_bar(description) as advance:
             return client.wait_for_process(process_id, timeout=timeout, poll_interval=0.5, max_interval=5.0,
-                                           on_update=follow(advance), sleep=sleep)
+                                           on_update=follow(advance))
     except (ProcessFailedError, ProcessTimeoutError) as e:
         raise CliError(f"{failed}: {e}") from e

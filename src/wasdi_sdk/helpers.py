@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
@@ -41,8 +40,9 @@ class ProcessTimeoutError(WasdiError):
 def wait_for_process(client: WasdiClient, process_id: str, *, timeout: float | None = None,
                      poll_interval: float = 1.0, max_interval: float = 10.0, raise_on_failure: bool = True,
                      on_update: Callable[[ProcessWorkspaceViewModel], None] | None = None,
-                     sleep: Sleep = time.sleep) -> ProcessWorkspaceViewModel:
-    """Poll a process with backoff until it is DONE, ERROR or STOPPED; its final state.
+                     sleep: Sleep | None = None) -> ProcessWorkspaceViewModel:
+    """Wait until a process is DONE, ERROR or STOPPED, woken by its messages where the server has them, else
+    polling with backoff; its final state.
 
     The same as ``client.processes.wait``: ``on_update`` sees every state read (for progress bars).
     Raises ``ProcessFailedError`` on ERROR or STOPPED (unless ``raise_on_failure=False``) and

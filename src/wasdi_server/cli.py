@@ -6,6 +6,7 @@ The same conventions as ``wasdi``: Typer, ``-h``/``--help``, one-sentence errors
 
 from __future__ import annotations
 
+import errno
 import json as jsonlib
 import logging
 import os
@@ -105,14 +106,66 @@ def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def hear_stop_signals() -> None:
+    """SIGINT (Ctrl-C, ``kill -INT``) and SIGTERM (docker stop, systemd) stop the server as cleanly as each
+    other: waitress returns and the store is closed.  Set whatever the disposition inherited: a script's
+    background job (``make run &``) starts with SIGINT ignored, and Python keeps an ignored SIGINT ignored."""
+    for number in STOP_SIGNALS:
+        signal.signal(number, _interrupt)
+
+
+BUSY_ERRNOS = frozenset({errno.EADDRINUSE})
+API_PORT_CHOICES = ("serve on another port with 'make run PORT=18081', 'wasdi-server serve --port N' or "
+                    "WASDI_SERVER_PORT=N")
+
+
+def cannot_listen(what: str, host: str, port: int, error: OSError, choices: str) -> Failure:
+    """One sentence: which port of which service cannot be had, why, and how to pick another."""
+    if error.errno in BUSY_ERRNOS:
+        return Failure(f"port {port} on {host} ({what}) is already in use, by another program or another "
+                       f"wasdi-server: {choices}")
+    reason = error.strerror or str(error)
+    return Failure(f"{what} cannot listen on {host}:{port} ({reason}): {choices}")
+
+
+def listen_api(settings: Settings, application: Any) -> Any:
+    """The API's waitress server, its socket bound and listening (it accepts once run)."""
+    from . import serving
+
+    try:
+        return serving.make_server(application, host=settings.host, port=settings.port, threads=settings.threads,
+                                   ident="wasdi-server", clear_untrusted_proxy_headers=True, channel_timeout=300,
+                                   max_request_body_size=settings.max_upload_bytes,
+                                   upload_spool=settings.files_root / serving.UPLOAD_SPOOL)
+    except OSError as e:
+        raise cannot_listen("the API", settings.host, settings.port, e, API_PORT_CHOICES) from e
+
+
+def create_first_admin(services: Any) -> None:
+    """The first admin account, its password printed once (only while the store holds no user)."""
+    if services.store.collection("users").count() != 0:
+        return
+    from .management import accounts
+    from .services.passwords import random_password
+
+    password = random_password()
+    accounts.add(services, INITIAL_ADMIN, password, admin=True, name="Admin", surname="WASDI")
+    print(f"Created the first admin account (shown once):\n  user:     {INITIAL_ADMIN}\n"
+          f"  password: {password}", flush=True)
+
+
 def serve(settings: Settings, *, init_admin: bool = False) -> None:
-    """Serve with waitress until interrupted."""
+    """Serve with waitress until interrupted (SIGINT or SIGTERM)."""
     from . import log_redaction, serving
     from .app import create_app
     from .management import catalogue
     from .management.channel import AdminChannel
     from .services import build_services
 
+    hear_stop_signals()  # from the start: a stop while starting also closes what was opened
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     log_redaction.install()
     # Waitress warns on every busy moment ("Task queue depth is N"); that is load, not a fault.
@@ -124,22 +177,21 @@ def serve(settings: Settings, *, init_admin: bool = False) -> None:
     channel = AdminChannel(services)
     listener = None
     sftp = None
+    server = None
     try:
         services.identity.check_serving()
-        if init_admin and services.store.collection("users").count() == 0:
-            from .management import accounts
-            from .services.passwords import random_password
-
-            password = random_password()
-            accounts.add(services, INITIAL_ADMIN, password, admin=True, name="Admin", surname="WASDI")
-            print(f"Created the first admin account (shown once):\n  user:     {INITIAL_ADMIN}\n"
-                  f"  password: {password}", flush=True)
+        application = create_app(settings, services)
+        # The API's port first, before anything starts or is written: the usual clash (8080) ends the start with
+        # nothing done.  Waitress accepts only once it runs, after the crash recovery of services.start().
+        server = listen_api(settings, application)
         services.start()
         channel.start()
         sftp = start_sftp(settings, services)
-        application = create_app(settings, services)
-        # The broker first: a client told to listen there must find it.
+        # The broker before the API serves: a client told to listen there must find it.
         listener = start_broker(settings, services)
+        # Only once every port is held: a start that fails must not spend the one-time password.
+        if init_admin:
+            create_first_admin(services)
         url = settings.public_url or f"http://{settings.host}:{settings.port}"
         role = ""
         if settings.store_url:
@@ -157,13 +209,10 @@ def serve(settings: Settings, *, init_admin: bool = False) -> None:
             from .messages.rabbitmq import describe_url
 
             print(f"Messages: published to {describe_url(settings.broker_url)}", flush=True)
-        # SIGTERM (docker stop, systemd) stops as cleanly as Ctrl-C: waitress returns and we close the store.
-        signal.signal(signal.SIGTERM, _interrupt)
-        serving.serve(application, host=settings.host, port=settings.port, threads=settings.threads,
-                       ident="wasdi-server", clear_untrusted_proxy_headers=True, channel_timeout=300,
-                       max_request_body_size=settings.max_upload_bytes,
-                       upload_spool=settings.files_root / serving.UPLOAD_SPOOL)
+        serving.run(server)
     finally:
+        if server is not None:
+            serving.close(server)
         if listener is not None:
             listener.stop()
         if sftp is not None:
@@ -179,9 +228,10 @@ def start_broker(settings: Settings, services: Any) -> Any:
     try:
         return start_listener(services)
     except OSError as e:
-        raise Failure(f"the built-in message broker cannot listen on {settings.host}:{builtin_port(settings)} ({e}): "
-                      "set broker_port (WASDI_SERVER_BROKER_PORT, --broker-port) to a free port, or publish to "
-                      "RabbitMQ (broker_url)") from e
+        which = "the built-in message broker" + ("" if settings.broker_port else ", on the API's port + 1")
+        raise cannot_listen(which, settings.host, builtin_port(settings), e,
+                            "pick its port with 'wasdi-server serve --broker-port N' or WASDI_SERVER_BROKER_PORT=N, "
+                            "or publish to RabbitMQ (broker_url)") from e
 
 
 def start_sftp(settings: Settings, services: Any) -> Any:
@@ -198,9 +248,9 @@ def start_sftp(settings: Settings, services: Any) -> Any:
     try:
         service.start()
     except OSError as e:
-        raise Failure(f"the SFTP service cannot listen on {settings.host}:{settings.sftp_port} ({e.strerror or e}): "
-                      "set sftp_port (WASDI_SERVER_SFTP_PORT, --sftp-port) to a free port, or sftp_enabled = false"
-                      ) from e
+        raise cannot_listen("the SFTP service", settings.host, settings.sftp_port, e,
+                            "pick its port with 'wasdi-server serve --sftp-port N' or WASDI_SERVER_SFTP_PORT=N "
+                            "(0: any free port), or turn it off with sftp_enabled = false") from e
     from .transfer.address import sftp_address
 
     services.uploads.sftp_address = sftp_address(settings, service.port)

@@ -143,7 +143,21 @@ def return_freed_memory() -> bool:
 
 def serve(app: Any, **options: Any) -> None:
     """Like ``waitress.serve``: serve until interrupted (``make_server``'s options)."""
+    run(make_server(app, **options))
+
+
+def run(server: Any) -> None:
+    """Serve with ``server`` (``make_server``'s, its sockets listening) until interrupted (KeyboardInterrupt)."""
     return_freed_memory()
-    server = make_server(app, **options)
     server.print_listen("Serving on http://{}:{}")
     server.run()
+
+
+def close(server: Any) -> None:
+    """Stop ``server``'s worker threads and close its sockets (whether or not it ran; again is fine)."""
+    server.task_dispatcher.shutdown()
+    listeners = [server] if isinstance(server, BaseWSGIServer) else \
+        [each for each in list(server.map.values()) if isinstance(each, BaseWSGIServer)]
+    for listener in listeners:
+        if listener.socket is not None:
+            listener.close()

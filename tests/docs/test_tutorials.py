@@ -6,6 +6,10 @@ What each kind of block means here:
 - ``console``: a transcript (``$ command`` lines, each followed by the output it must print; ``…`` stands for
   any text within a line, a line of only ``…`` for any number of lines). A page's commands run in one shell,
   so ``export``, ``cd`` and variables carry on as they would for a reader.
+- ``console`` with a ``title`` (such as "second terminal"): one command a reader leaves running in another
+  terminal, such as ``wasdi ws watch``. It starts once the commands before it have run, and must print its first
+  line before the page goes on; once the commands after it have run, its output must fit the block (it is given
+  up to a minute to get there), and it is then stopped as Ctrl-C stops it.
 - ``python``: a script, run with the project's Python in the same folder; it must exit 0.
 - ``toml`` with a ``title``: a file the page asks you to write; it is written, and a ``wasdi.toml`` must be
   settings the server accepts.
@@ -18,11 +22,15 @@ placeholder. ``operating.md`` runs last, after the server is stopped (its backup
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+import signal
 import subprocess
 import sys
 import textwrap
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +39,7 @@ import pytest
 from tests.app_support import wheelhouse
 from tests.e2e.conftest import free_port
 from tests.e2e.test_readme_tour import (
+    ELLIPSIS,
     PASSWORD_PLACEHOLDER,
     make_run_recipe,
     matches,
@@ -46,6 +55,8 @@ RUNNING = ["quickstart.md", "first-app.md", "maps-qgis.md", "async.md"]
 STOPPED = ["operating.md"]
 """Tutorials run after the server has stopped."""
 PAGE_TIMEOUT = 300.0
+TERMINAL_TIMEOUT = 60.0
+"""How long a command in another terminal may take to print what the page shows."""
 FENCE = re.compile(r"^(?P<indent>[ ]*)```(?P<lang>[\w-]*)(?P<attrs>[^\n]*)\n(?P<body>.*?)^(?P=indent)```[ ]*$",
                    re.M | re.S)
 
@@ -66,10 +77,59 @@ def page_blocks(page: str) -> list[Block]:
     return found
 
 
+@dataclass
+class Terminal:
+    """A command left running in another terminal, and what it must print."""
+
+    page: str
+    command: str
+    expected: list[str]
+    output: Path
+    process: subprocess.Popen[bytes]
+
+    def lines(self) -> list[str]:
+        text = self.output.read_text(encoding="utf-8", errors="replace") if self.output.exists() else ""
+        return [line.rstrip() for line in text.splitlines() if line.strip()]
+
+    def wait_for(self, expected: list[str], what: str) -> None:
+        deadline = time.monotonic() + TERMINAL_TIMEOUT
+        while not matches(expected, self.lines()):
+            if time.monotonic() > deadline or self.process.poll() is not None:
+                self.stop()
+                pytest.fail(f"{self.page}: $ {self.command} (in another terminal) did not print {what}:\n"
+                            + "\n".join(expected) + "\ngot:\n" + "\n".join(self.lines()))
+            time.sleep(0.1)
+
+    def stop(self) -> None:
+        """Ctrl-C, as the reader stops it (SIGINT to its process group)."""
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGINT)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+
+
+def start_terminal(page: str, text: str, folder: Path, env: dict[str, str]) -> Terminal:
+    steps = transcript(text)
+    assert len(steps) == 1 and steps[0][1], f"{page}: a block for another terminal is one command and its output"
+    command, expected = steps[0]
+    output = folder.parent / f"terminal-{page}-{len(list(folder.parent.glob('terminal-*')))}.log"
+    with open(output, "wb") as sink:
+        process = subprocess.Popen(["bash", "-c", command], cwd=folder, env=env, stdout=sink,
+                                   stderr=subprocess.STDOUT, start_new_session=True)
+    terminal = Terminal(page, command, expected, output, process)
+    terminal.wait_for([expected[0], ELLIPSIS], "its first line")
+    return terminal
+
+
 def run_page(page: str, folder: Path, env: dict[str, str], fill: dict[str, str]) -> int:
     """Run every block of ``page``; the number of commands and scripts run."""
     ran = 0
     commands: list[tuple[str, list[str]]] = []
+    terminals: list[Terminal] = []
+    """Commands left running in other terminals, checked once the commands after them have run."""
 
     def filled(text: str) -> str:
         for old, new in fill.items():
@@ -82,31 +142,52 @@ def run_page(page: str, folder: Path, env: dict[str, str], fill: dict[str, str])
             run_transcript(page, commands, folder, env)
             ran += len(commands)
             commands.clear()
+            for terminal in terminals:
+                terminal.wait_for(terminal.expected, "what the page shows")
+                terminal.stop()
+            terminals.clear()
 
-    for block in page_blocks(page):
-        text = filled(block.text) if block.language != "sh" else block.text
-        if block.language == "console":
-            commands.extend(transcript(text))
-            continue
-        flush()  # a script sees what the commands before it did
-        if block.language == "python":
-            done = subprocess.run([sys.executable, "-c", text], cwd=folder, env=env, capture_output=True, text=True,
-                                  timeout=PAGE_TIMEOUT, check=False)
-            assert done.returncode == 0, f"{page}: the script\n{text}\nfailed:\n{done.stdout}\n{done.stderr}"
-            ran += 1
-        elif block.language == "toml" and block.title:
-            (folder / block.title).write_text(text, encoding="utf-8")
-            if block.title == "wasdi.toml":
-                from wasdi_server import load_settings
-
-                load_settings(folder / block.title, environ={})
-        elif block.language == "sh" and page == "quickstart.md":
-            readme = (ROOT / "README.md").read_text(encoding="utf-8")
-            assert text.strip() in readme, "the quickstart's two commands are the README's"
-        else:
-            pytest.fail(f"{page}: a ```{block.language} block this test cannot run")
-    flush()
+    try:
+        for block in page_blocks(page):
+            text = filled(block.text) if block.language != "sh" else block.text
+            if block.language == "console" and block.title:
+                flush()  # it watches what the commands after it do
+                terminals.append(start_terminal(page, text, folder, env))
+                ran += 1
+                continue
+            if block.language == "console":
+                commands.extend(transcript(text))
+                continue
+            ran += run_block(page, block, text, folder, env, flush)
+        flush()
+    finally:
+        for terminal in terminals:
+            terminal.stop()
+    assert not terminals, f"{page}: a command in another terminal with no command after it to watch"
     return ran
+
+
+def run_block(page: str, block: Block, text: str, folder: Path, env: dict[str, str],
+              flush: Callable[[], None]) -> int:
+    """Run a block that is not a transcript (after the commands before it); how many scripts it ran."""
+    flush()  # a script sees what the commands before it did
+    if block.language == "python":
+        done = subprocess.run([sys.executable, "-c", text], cwd=folder, env=env, capture_output=True, text=True,
+                              timeout=PAGE_TIMEOUT, check=False)
+        assert done.returncode == 0, f"{page}: the script\n{text}\nfailed:\n{done.stdout}\n{done.stderr}"
+        return 1
+    elif block.language == "toml" and block.title:
+        (folder / block.title).write_text(text, encoding="utf-8")
+        if block.title == "wasdi.toml":
+            from wasdi_server import load_settings
+
+            load_settings(folder / block.title, environ={})
+    elif block.language == "sh" and page == "quickstart.md":
+        readme = (ROOT / "README.md").read_text(encoding="utf-8")
+        assert text.strip() in readme, "the quickstart's two commands are the README's"
+    else:
+        pytest.fail(f"{page}: a ```{block.language} block this test cannot run")
+    return 0
 
 
 def run_transcript(page: str, commands: list[tuple[str, list[str]]], folder: Path, env: dict[str, str]) -> None:

@@ -137,9 +137,10 @@ class Deployment:
                 self.stop(code)
 
     # -- people -------------------------------------------------------------------------------------------
-    def add_users(self, users: dict[str, bool]) -> None:
+    def add_users(self, users: dict[str, bool], data_dir: Path | None = None) -> None:
         """The users (id -> admin) added to the shared database in one process, as ``wasdi-server user add``
-        does it, with a cheap password hash (the hash records its own cost: speed changes, not behaviour)."""
+        does it, with a cheap password hash (the hash records its own cost: speed changes, not behaviour);
+        ``data_dir``: a data directory of its own, while the main node runs on its one."""
         code = ("import sys\nfrom wasdi_server.services import build_services, passwords\n"
                 "from wasdi_server.settings import load_settings\nfrom wasdi_server.management import accounts\n"
                 "passwords.SCRYPT_N = 2 ** 8\nservices = build_services(load_settings(data_dir=sys.argv[1]))\n"
@@ -147,7 +148,7 @@ class Deployment:
                 f"        accounts.add(services, user, {PASSWORD!r}, admin=admin == '1', name='N', surname='S')\n"
                 "finally:\n    services.close()\n")
         main = self.nodes["wasdi"]
-        done = subprocess.run([sys.executable, "-c", code, str(main.data_dir),
+        done = subprocess.run([sys.executable, "-c", code, str(data_dir or main.data_dir),
                                *(f"{u}={int(a)}" for u, a in users.items())], env=self.env(main),
                               capture_output=True, text=True, timeout=120, check=False)
         assert done.returncode == 0, done.stderr

@@ -33,6 +33,21 @@ def run():
     wasdi.setPayload({"greeting": f"hello {name}"})
 '''
 
+NOTES = '''
+import json
+
+import wasdi
+
+
+def run():
+    with open(wasdi.getPath("notes.txt"), "w") as handle:
+        handle.write("not a raster\\n")
+    with open(wasdi.getPath("summary.json"), "w") as handle:
+        json.dump({"rasters": 0}, handle)
+    wasdi.addFileToWASDI("notes.txt")
+    wasdi.addFileToWASDI("summary.json")
+'''
+
 PARENT = '''
 import wasdi
 
@@ -157,6 +172,18 @@ def test_an_app_reads_its_parameters_logs_writes_an_output_and_sets_a_payload(ap
     assert "greeting-moon.txt" in api.products()
     params = api.http.get("/process/paramsbyid", params={"procws": process_id}).json()
     assert (json.loads(params) if isinstance(params, str) else params) == {"name": "moon"}
+
+
+def test_an_apps_text_and_json_outputs_leave_no_gdal_chatter_in_the_server_log(apps_server: RunningServer) -> None:
+    api = Api(apps_server)
+    api.upload("notes", {"myProcessor.py": NOTES})
+    process_id = api.run("notes")
+    assert api.wait(process_id) == "DONE", api.log(process_id)
+    assert {"notes.txt", "summary.json"} <= set(api.products())
+    server_log = apps_server.output()
+    assert "Serving on" in server_log  # the log is the server's, read whole
+    assert "not recognized as being in a supported file format" not in server_log, server_log
+    assert "GDAL signalled an error" not in server_log, server_log
 
 
 def test_a_parent_app_runs_two_children_asynchronously_and_waits_for_them(apps_server: RunningServer) -> None:

@@ -9,6 +9,7 @@ they pass in any order and on any worker.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -325,3 +326,130 @@ def test_a_workflow_uploaded_on_the_main_node_runs_on_the_node_of_its_workspace(
     assert copy.read_bytes() == source.read_bytes()
     assert (d.nodes["node2"].data_dir / "files" / ALICE / workspace / "scene.tif").is_file()
     assert not (d.nodes["wasdi"].data_dir / "files" / ALICE / workspace).exists()
+
+
+def test_calls_about_one_process_made_on_the_main_node_reach_the_node_that_holds_it(deployment: Deployment,
+                                                                                    app: str) -> None:
+    d = deployment
+    workspace = workspace_on(d, ALICE, "node2", "process calls")
+    with d.http(ALICE) as main:
+        done = main.post("/processors/run", params={"name": app, "workspace": workspace},
+                         content=b'{"name": "located"}').json()["processingIdentifier"]
+        # Polled on the main node, as a client that ignores apiUrl does: answered by node 2.
+        assert wait_for(main, done) == "DONE"
+        record = main.get("/process/byid", params={"procws": done}).json()
+        assert (record["processObjId"], record["status"], record["workspaceId"]) == (done, "DONE", workspace)
+        assert "hello located" in main.get("/process/payload", params={"procws": done}).text  # the app's payload
+        assert main.get("/process/setpayload", params={"procws": done, "payload": "set on main"}).json()[
+            "payload"] == "set on main"
+        added = main.post("/processors/logs/add", params={"processworkspace": done}, content=b"a line from main")
+        assert added.status_code == 200, added.text
+        count = main.get("/processors/logs/count", params={"processworkspace": done}).json()
+        rows = main.get("/processors/logs/list", params={"processworkspace": done}).json()
+        assert count == len(rows) > 0 and rows[-1]["logRow"] == "a line from main"
+        # A kill sent to the main node stops the run on node 2.
+        sleeper = main.post("/processors/run", params={"name": "sleeper", "workspace": workspace},
+                            content=b'{"seconds": 600}').json()["processingIdentifier"]
+        eventually(lambda: main.get("/process/getstatusbyid", params={"procws": sleeper}).text.strip('"')
+                   == "RUNNING", 120, "the sleeper running")
+        assert main.get("/process/delete", params={"procws": sleeper}).status_code == 200
+        assert wait_for(main, sleeper, 60) == "STOPPED"
+        # Several at once: each from its node, in the order asked.
+        assert main.post("/process/statusbyid", json=[sleeper, "no-such-process", done]).json() == \
+            ["STOPPED", "ERROR", "DONE"]
+        # Unknown ids are still answered in the endpoint's own style, by the node called.
+        assert main.get("/process/getstatusbyid", params={"procws": "no-such-process"}).text.strip('"') == "ERROR"
+    with d.http(ALICE, "node2") as node2:  # what the main node changed is node 2's record
+        assert node2.get("/process/byid", params={"procws": done}).json()["payload"] == "set on main"
+        assert node2.get("/process/byid", params={"procws": sleeper}).json()["status"] == "STOPPED"
+    with d.http(BOB) as main:  # the caller's rights are checked on the node that holds the process
+        assert main.get("/process/byid", params={"procws": done}).json()["status"] == "ERROR"
+
+
+def test_a_style_uploaded_on_the_main_node_reaches_the_compute_nodes(deployment: Deployment) -> None:
+    from tests.server.test_styles import RED_BLUE
+
+    d = deployment
+    with d.http(ALICE) as main:
+        r = main.post("/styles/uploadfile", params={"name": "nodestyle", "description": "d"},
+                      files={"file": ("nodestyle.sld", RED_BLUE)})
+        assert r.status_code == 200 and r.json()["boolValue"] is True, r.text
+    for code in ("node1", "node2"):  # without any update of the file
+        path = d.nodes[code].data_dir / "styles" / "nodestyle.sld"
+        eventually(path.is_file, 60, f"the style's file on {code}")
+        assert path.read_bytes() == (d.nodes["wasdi"].data_dir / "styles" / "nodestyle.sld").read_bytes()
+
+
+def test_a_deleted_users_files_and_runs_go_from_the_compute_nodes(deployment: Deployment, tmp_path: Path) -> None:
+    d = deployment
+    carol = "carol@example.org"
+    d.add_users({carol: False}, data_dir=tmp_path / "adding")
+    workspace = workspace_on(d, carol, "node1", "carols")
+    with d.http(carol) as main:
+        r = main.post("/product/uploadfile", params={"workspace": workspace, "name": "notes.txt"},
+                      files={"file": ("notes.txt", b"carol's notes\n")})
+        assert r.status_code == 200, r.text
+        runs = eventually(lambda: main.get("/process/byws", params={"workspace": workspace}).json(), 60,
+                          "carol's ingest")
+        ingest = runs[0]["processObjId"]
+        wait_for(main, ingest, 60)
+    folder = d.nodes["node1"].data_dir / "files" / carol
+    assert (folder / workspace / "notes.txt").is_file()
+    assert located(d, ingest) == "node1"  # the shared index says where the run is
+    d.stop("node1")  # the deletion waits in the outbox for a node that is down
+    try:
+        with d.http(ADMIN) as admin:
+            assert admin.delete("/admin/users", params={"userId": carol}).status_code == 200
+            assert admin.get("/process/byid", params={"procws": ingest}).json()["status"] == "ERROR"
+    finally:
+        d.start("node1")
+    eventually(lambda: not folder.exists(), 90, "the removal of carol's files on node 1")
+    with d.http(ADMIN, "node1") as node1:
+        assert node1.get("/process/byid", params={"procws": ingest}).json()["status"] == "ERROR"
+    assert "propagated POST /nodes/userdeleted to node node1" in d.nodes["wasdi"].output()
+    assert located(d, ingest) is None  # the index row went with the workspace
+    # only nodes may ask for it
+    with d.http(ADMIN, "node1") as node1:
+        assert node1.post("/nodes/userdeleted", params={"userId": ALICE}).status_code == 403
+
+
+def located(d: Deployment, process_id: str) -> str | None:
+    """The node the shared ``process_nodes`` index names for a process (read in the database itself)."""
+    import psycopg
+
+    with psycopg.connect(d.store_url) as conn:
+        row = conn.execute("""SELECT doc ->> 'nodeCode' FROM "c_process_nodes" WHERE key = %s""",
+                           (process_id,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def test_a_run_on_a_compute_node_is_heard_on_the_main_nodes_broker(deployment: Deployment, app: str) -> None:
+    from wasdi_sdk.models.events import ProcessUpdateMessage
+
+    d = deployment
+    workspace = workspace_on(d, ALICE, "node1", "heard on the main node")
+    with WasdiClient(base_url=d.nodes["wasdi"].url, session_token=d.token(ALICE), max_retries=0) as sdk:
+        address = sdk.events.address()
+        main_broker = re.search(r"the built-in broker on ws://127\.0\.0\.1:(\d+)", d.nodes["wasdi"].output())
+        assert main_broker and f":{main_broker.group(1)}/" in address.url  # the main node's own broker
+        with sdk.events.listen(workspace, codes={"UPDATEPROCESSES"}, timeout=30) as events:
+            with d.http(ALICE) as main:
+                run = main.post("/processors/run", params={"name": app, "workspace": workspace},
+                                content=b'{"name": "heard"}').json()["processingIdentifier"]
+            seen: list[str] = []
+            while "DONE" not in seen:
+                message = events.get(120)
+                assert isinstance(message, ProcessUpdateMessage)
+                if message.process_id == run:
+                    seen.append(message.status)
+    assert seen[-1] == "DONE" and "RUNNING" in seen
+    with d.http(ALICE, "node1") as node1:  # the run was node 1's
+        assert node1.get("/process/byid", params={"procws": run}).json()["workspaceId"] == workspace
+    forged = [{"messageCode": "UPDATEPROCESSES", "messageResult": "OK", "payload": "x;DONE;100",
+               "workspaceId": workspace}]
+    with d.http(ALICE) as main:  # a user's session, or a wrong secret, never publishes
+        assert main.post("/nodes/messages", json=forged).status_code == 403
+        assert main.post("/nodes/messages", json=forged,
+                         headers={"x-wasdi-node-secret": "not-the-secret", "x-wasdi-node": "node1"}).status_code == 403
+        assert main.post("/nodes/messages", json=forged,
+                         headers={"x-wasdi-node-secret": SECRET, "x-wasdi-node": "node1"}).status_code == 200

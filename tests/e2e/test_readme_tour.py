@@ -1,8 +1,8 @@
 """The README's tour, to the letter: its commands, in order, against a server started as ``make run`` starts it;
 then the command blocks of "Beyond the tour", in order, in one shell, on the same server's sample data.
 
-The server is started by the ``run:`` recipe of the Makefile (its variables filled in: this venv, a free
-port), in a fresh folder, so the README, the Makefile and this test cannot drift apart.  Each ``console``
+The server is started by what ``make run PORT=<a free port>`` runs (this venv's programs), in a fresh
+folder, so the README, the Makefile and this test cannot drift apart.  Each ``console``
 block of the tour is a transcript: ``$ command`` lines, each followed by the output it must print (``…``
 stands for any text within a line; a line holding only ``…`` for any number of lines).  The only
 substitutions: the free port for ``8080`` (and one for the SFTP service), and the admin password
@@ -89,26 +89,27 @@ def matches(expected: list[str], actual: list[str]) -> bool:
 
 
 def make_run_recipe(port: int) -> list[str]:
-    """The ``run:`` recipe of the Makefile with its variables filled in."""
-    lines = (ROOT / "Makefile").read_text(encoding="utf-8").splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("run:"))
-    recipe = []
-    for line in lines[start + 1:]:
-        if not line.startswith("\t"):
-            break
-        recipe.append(line.strip())
-    values = {"$(BIN)": str(BIN), "$(DATA_DIR)": "./.wasdi-data", "$(HOST)": "127.0.0.1", "$(PORT)": str(port)}
-    for name, value in values.items():
-        recipe = [line.replace(name, value) for line in recipe]
-    assert recipe and all("$(" not in line for line in recipe), recipe
+    """The commands ``make run PORT=<port>`` runs (make's own expansion of the ``run:`` recipe, with this venv),
+    as the README says to serve on another port."""
+    env = {k: v for k, v in os.environ.items() if k not in MAKE_INHERITED}
+    done = subprocess.run(["make", "--silent", "--dry-run", "--old-file", ".venv/.stamp-run", "run", f"PORT={port}",
+                           f"BIN={BIN}"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    recipe = [line.strip() for line in done.stdout.splitlines() if line.strip()]
+    assert recipe and f"--port {port}" in recipe[-1], recipe
     return recipe
+
+
+MAKE_INHERITED = frozenset({"HOST", "PORT", "DATA_DIR", "MAKEFLAGS", "MFLAGS", "MAKELEVEL"})
+"""What would change the recipe (make reads variables from the environment), or make it a sub-make's."""
 
 
 def tour_env(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("WASDI")}
     env.update(PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}", HOME=str(home), WASDI_CONFIG_DIR=str(home / "config"),
                NO_COLOR="1", COLUMNS="200", PYTHONUNBUFFERED="1",
-               WASDI_SERVER_SFTP_PORT="0")  # a free port, as for the API: other tests run servers too
+               # free ports, as for the API: other tests run servers too, and the API's port + 1 may be taken
+               WASDI_SERVER_SFTP_PORT="0", WASDI_SERVER_BROKER_PORT=str(free_port()))
     env.pop("VIRTUAL_ENV", None)
     return env
 

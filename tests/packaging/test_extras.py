@@ -23,6 +23,7 @@ CHECKS: dict[str, list[tuple[list[str], int, str]]] = {
         (["python", "-c", "import wasdi_sdk; print(wasdi_sdk.WasdiClient.__name__)"], 0, "WasdiClient"),
         (["python", "-c", "import typer"], 1, "No module named 'typer'"),
         (["wasdi", "--version"], 1, "pip install 'wasdi-toolkit[cli]'"),
+        (["python", "-m", "wasdi_cli", "--version"], 1, "pip install 'wasdi-toolkit[cli]'"),
         (["wasdi-server", "--help"], 1, "pip install 'wasdi-toolkit[server]'"),
     ],
     "cli": [

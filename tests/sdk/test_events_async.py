@@ -4,6 +4,9 @@ built-in broker's real socket."""
 from __future__ import annotations
 
 import asyncio
+import threading
+import time
+from collections.abc import Callable
 
 import httpx
 import pytest
@@ -11,6 +14,7 @@ from tests.clients.bridge import AsyncWSGIBridge
 from tests.conftest import Person
 from tests.messages_support import (
     LiveServer,
+    foreign_process,
     free_port,
     live_server,  # noqa: F401 (the server fixture)
 )
@@ -78,3 +82,41 @@ async def test_the_async_stream_times_out_and_reconnects(server: LiveServer, ali
             await events.aclose()
             again.stop()
         await asyncio.sleep(0)
+
+
+def finish_on_second_read(server: LiveServer, pid: str) -> tuple[list[object], Callable[[object], None]]:
+    """Reads seen, and an ``on_update`` ending ``pid`` DONE (with its message) 0.3 s after the second read: a
+    wait on messages reads twice at once (before and after subscribing), so the change comes while it listens."""
+    reads: list[object] = []
+
+    def on_update(process: object) -> None:
+        reads.append(process)
+        if len(reads) == 2:
+            threading.Timer(0.3, server.services.processes.set_status, (pid, "DONE", 100),
+                            {"notify": True}).start()
+    return reads, on_update
+
+
+async def test_an_async_wait_wakes_on_the_message_not_the_poll(server: LiveServer, alice: Person) -> None:
+    ws = str(server.get("/ws/create", alice, name="w").json["stringValue"])
+    pid = foreign_process(server, alice.user_id, ws, "RUNNING")
+    reads, on_update = finish_on_second_read(server, pid)
+    async with client(server, alice) as sdk:
+        started = time.monotonic()
+        final = await sdk.processes.wait(pid, poll_interval=30, max_interval=30, on_update=on_update)
+        elapsed = time.monotonic() - started
+    assert final.status == "DONE" and elapsed < 5 and len(reads) == 3  # polling alone would take 30 s
+
+
+async def test_with_the_broker_port_closed_an_async_wait_polls(server: LiveServer, alice: Person) -> None:
+    ws = str(server.get("/ws/create", alice, name="w").json["stringValue"])
+    server.broker.stop()
+    pid = foreign_process(server, alice.user_id, ws, "RUNNING")
+    threading.Timer(0.5, server.services.processes.set_status, (pid, "DONE", 100)).start()
+    reads: list[object] = []
+    async with client(server, alice) as sdk:
+        started = time.monotonic()
+        final = await sdk.wait_for_process(pid, poll_interval=0.2, max_interval=0.2, on_update=reads.append,
+                                           timeout=20)
+        elapsed = time.monotonic() - started
+    assert final.status == "DONE" and elapsed < 5 and len(reads) >= 3

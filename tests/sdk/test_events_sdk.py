@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 
 import pytest
 from tests.conftest import Person
@@ -137,15 +138,39 @@ def test_without_reconnect_a_lost_connection_is_an_error(server: LiveServer, sdk
     events.close()
 
 
+def finish_after_subscribing(server: LiveServer, pid: str, *, notify: bool) -> Callable[[object], None]:
+    """An ``on_update`` that ends ``pid`` DONE 0.3 s after the wait's second read: a wait on messages reads
+    twice at once (before and after subscribing), so the change comes when it is listening."""
+    reads: list[object] = []
+
+    def on_update(process: object) -> None:
+        reads.append(process)
+        if len(reads) == 2:
+            threading.Timer(0.3, server.services.processes.set_status, (pid, "DONE", 100),
+                            {"notify": notify}).start()
+    return on_update
+
+
 def test_a_wait_wakes_on_the_message_not_the_poll(server: LiveServer, sdk: WasdiClient, alice: Person,
                                                   ws: str) -> None:
     pid = foreign_process(server, alice.user_id, ws, "RUNNING")
-
-    def finish() -> None:
-        time.sleep(0.5)
-        server.services.processes.set_status(pid, "DONE", 100, notify=True)
-
-    threading.Thread(target=finish).start()
     started = time.monotonic()
-    final = wait_for_process(sdk, pid, poll_interval=30, max_interval=30)
+    final = sdk.processes.wait(pid, poll_interval=30, max_interval=30,
+                               on_update=finish_after_subscribing(server, pid, notify=True))
     assert final.status == "DONE" and time.monotonic() - started < 5  # polling alone would take 30 s
+    other = foreign_process(server, alice.user_id, ws, "RUNNING")
+    started = time.monotonic()
+    final = wait_for_process(sdk, other, poll_interval=30, max_interval=30,  # the older name, the same wait
+                             on_update=finish_after_subscribing(server, other, notify=True))
+    assert final.status == "DONE" and time.monotonic() - started < 5
+
+
+def test_with_the_broker_port_closed_a_wait_polls(server: LiveServer, sdk: WasdiClient, alice: Person,
+                                                   ws: str) -> None:
+    server.broker.stop()
+    pid = foreign_process(server, alice.user_id, ws, "RUNNING")
+    reads: list[object] = []
+    threading.Timer(0.5, server.services.processes.set_status, (pid, "DONE", 100)).start()
+    started = time.monotonic()
+    final = sdk.processes.wait(pid, poll_interval=0.2, max_interval=0.2, on_update=reads.append, timeout=20)
+    assert final.status == "DONE" and time.monotonic() - started < 5 and len(reads) >= 3

@@ -188,6 +188,9 @@ def test_an_unsupported_type_is_stored_but_its_build_ends_in_error_with_the_reas
     assert doc["type"] == "octave" and doc["deployed"] is False and doc["deploymentOngoing"] is False
     log = http.get("/processors/logs/build", params={"processorId": doc["processorId"]}, headers=alice.headers).json()
     assert "Octave" in log[-1] and "cannot be built or run here" in log[-1]
+    # The deploy's run log says why once (the launcher writes an operation's failure; the build does not too).
+    run_log = [row["logRow"] for row in server.services.process_logs.logs.read(r.json()["stringValue"])]
+    assert sum("cannot be built or run here" in line for line in run_log) == 1, run_log
     assert http.get("/packageManager/listPackages", params={"name": "matlab"}, headers=alice.headers).status_code == 500
 
 

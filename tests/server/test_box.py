@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 from dataclasses import replace
@@ -294,6 +296,14 @@ def test_off_is_announced_loudly_and_doctor_reports_the_box(tmp_path: Path, capl
     out = capsys.readouterr().out
     assert "verdict           runs are boxed" in out
     assert "was refused the data directory, a signal to the server" in out
+
+
+def test_doctor_runs_in_a_fresh_interpreter(tmp_path: Path) -> None:
+    """As an operator types it: nothing imported before (the launcher first once closed an import cycle)."""
+    done = subprocess.run([sys.executable, "-m", "wasdi_server", "doctor", "--data-dir", str(tmp_path), "--json"],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["verdict"] == "runs are boxed"
 
 
 def test_doctor_on_a_kernel_that_cannot_box(tmp_path: Path, old_kernel: None,

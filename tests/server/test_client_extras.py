@@ -1,6 +1,6 @@
 """The web client's calls beyond the contract: DELETE /node, GET /filebuffer/styles, PUT /catalog/upload/ingest
-and the notebook console (none on this server).  The transfers (SFTP, FTP export, copy to SFTP) have their own
-tests: test_sftp_service.py and test_transfer_operations.py."""
+and the SDK's console calls.  The transfers (SFTP, FTP export, copy to SFTP) and notebooks have their own
+tests: test_sftp_service.py, test_transfer_operations.py and test_notebooks.py."""
 
 from __future__ import annotations
 
@@ -99,37 +99,10 @@ def test_a_writer_ingests_from_their_own_upload_account(server: Server, alice: P
     assert r.status_code == 404
 
 
-# -- /console -------------------------------------------------------------------------------------------
-def test_console_is_never_ready_and_cannot_be_created(server: Server, alice: Person, reader: Person) -> None:
-    ws = new_workspace(server, alice)
-    share(server, alice, ws, reader, "read")
-    for who in (alice, reader):
-        r = server.get("/console/ready", who, workspaceId=ws)
-        assert r.status_code == 200 and r.json["boolValue"] is False
-        assert "No notebook console is available" in r.json["stringValue"]
-        r = server.http.simulate_post("/console/create", params={"workspaceId": ws}, headers=who.headers)
-        assert r.status_code == 200 and r.json["boolValue"] is False and r.json["intValue"] == 501
-        assert "No notebook console is available" in r.json["stringValue"]
-
-
-def test_console_refusals(server: Server, alice: Person, stranger: Person) -> None:
-    ws = new_workspace(server, alice)
-    assert server.get("/console/ready", None, workspaceId=ws).status_code == 401
-    assert server.get("/console/ready", stranger, workspaceId=ws).status_code == 403
-    assert server.get("/console/ready", alice, workspaceId="nope").status_code == 400
-    assert server.get("/console/ready", alice).status_code == 400
-    r = server.http.simulate_post("/console/create", params={"workspaceId": ws}, headers=stranger.headers)
-    assert r.json["boolValue"] is False and r.json["intValue"] == 403
-
-
 def test_sdk_methods_of_the_extras(server: Server, alice: Person, admin: Person, uploaded: Path) -> None:
-    from wasdi_sdk import ServerError
-
     ws = new_workspace(server, alice)
     client = server.sdk(alice)
     assert client.console.ready(ws).bool_value is False
-    with pytest.raises(ServerError, match="No notebook console"):
-        client.console.create(ws)
     started = client.files.ingest_upload("sftp.tif", ws)
     assert client.wait_for_process(str(started.string_value), poll_interval=0.05, timeout=30).status == "DONE"
     add_node(server, admin, "n2")

@@ -415,7 +415,7 @@ def test_run_without_gpt_ends_error_and_says_so(server: Server, http: httpx.Clie
     record = wait_process(server, answer["stringValue"])
     assert record["status"] == "ERROR" and "gpt was not found" in record["payload"]
     lines = [row["logRow"] for row in server.services.process_logs.logs.read(answer["stringValue"])]
-    assert any("gpt was not found" in line for line in lines)
+    assert sum("gpt was not found" in line for line in lines) == 1, lines  # once, not once per writer
 
 
 def test_run_fails_when_gpt_fails(server: Server, http: httpx.Client, alice: Person, input_ws: str, tmp_path: Path,
@@ -427,6 +427,8 @@ def test_run_fails_when_gpt_fails(server: Server, http: httpx.Client, alice: Per
     assert record["status"] == "ERROR" and "exit code 3" in record["payload"]
     lines = [row["logRow"] for row in server.services.process_logs.logs.read(answer["stringValue"])]
     assert any("unreplaced template parameter" in line for line in lines)
+    assert sum("exit code 3" in line for line in lines) == 1, lines  # the failure line once
+    assert len(lines) == len(set(lines)), lines  # and no line twice
 
 
 def test_run_timeout_stops_gpt(server: Server, http: httpx.Client, alice: Person, input_ws: str, tmp_path: Path,

@@ -1,4 +1,5 @@
-"""The async twin of ``client.events``, written by hand (``HAND_WRITTEN`` in ``tools/gen_async.py``).
+"""The async twins of ``client.events`` and of ``ProcessUpdates`` (what wakes ``await client.processes.wait``),
+written by hand (``HAND_WRITTEN`` in ``tools/gen_async.py``).
 
 The same codec (``events.stomp``), conversation (``events.protocol``), models and rules (``events.stream``,
 ``resources.events``) as the sync one; only the transport differs: ``websockets``' asyncio client.
@@ -12,10 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections import deque
 from collections.abc import AsyncIterator, Collection
 from types import TracebackType
-from typing import Any, Self, Unpack
+from typing import TYPE_CHECKING, Any, Self, Unpack
 
 import httpx
 
@@ -32,9 +34,15 @@ from ..events.stream import (
     refusal,
     retry_delay,
 )
-from ..models.events import BrokerAddress, WorkspaceMessage
+from ..events.updates import PROCESS_UPDATES
+from ..models.events import BrokerAddress, ProcessUpdateMessage, WorkspaceMessage
 from ..resources.events import address_from, address_request, named_address
 from ._resource import AsyncAPIResource
+
+if TYPE_CHECKING:
+    from ._base_client import AsyncBaseClient
+
+log = logging.getLogger("wasdi_sdk")
 
 
 class AsyncEventStream:
@@ -229,3 +237,67 @@ class AsyncEventsResource(AsyncAPIResource):
                                   session_token=self._client.session_token, codes=codes, timeout=timeout,
                                   reconnect=reconnect)
         return await stream.open()
+
+
+class AsyncProcessUpdates:
+    """Async twin of ``ProcessUpdates``: one workspace's process updates while open, so that a wait wakes when a
+    process changes; where messages cannot be had, ``sleep`` is a plain ``asyncio.sleep``."""
+
+    def __init__(self, client: AsyncBaseClient, workspace_id: str | None) -> None:
+        self.client = client
+        self.workspace_id = workspace_id
+        self.stream: AsyncEventStream | None = None
+        self.unavailable: str | None = None
+        """Why messages are not used (``None`` while they are)."""
+
+    @property
+    def live(self) -> bool:
+        """Whether updates arrive as messages (else ``sleep`` only sleeps)."""
+        return self.stream is not None
+
+    async def open(self) -> Self:
+        """Subscribe to the workspace's process updates, or note why messages cannot be had (never raises)."""
+        if not self.workspace_id:
+            self.unavailable = "no workspace to listen to"
+            return self
+        try:
+            self.stream = await AsyncEventsResource(self.client).listen(self.workspace_id, codes=PROCESS_UPDATES)
+        except exc.WasdiError as e:
+            self.unavailable = str(e)
+            log.debug("waiting by polling: %s", e)
+        return self
+
+    async def close(self) -> None:
+        """Stop listening."""
+        if self.stream is not None:
+            stream, self.stream = self.stream, None
+            await stream.aclose()
+
+    async def __aenter__(self) -> Self:
+        return await self.open()
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc_value: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        await self.close()
+
+    async def sleep(self, seconds: float, process_id: str | None = None) -> ProcessUpdateMessage | None:
+        """Wait up to ``seconds``; return early with the update when ``process_id`` (any process if ``None``)
+        changes.  A broker lost for good meanwhile turns this into plain sleeping for the rest of the wait."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + seconds
+        while True:
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return None
+            if self.stream is None:
+                await asyncio.sleep(remaining)
+                return None
+            try:
+                message = await self.stream.get(timeout=remaining)
+            except exc.WasdiError as e:
+                self.unavailable = str(e)
+                log.debug("messages stopped, waiting by polling: %s", e)
+                await self.close()
+                continue
+            if isinstance(message, ProcessUpdateMessage) and (process_id is None or message.process_id == process_id):
+                return message

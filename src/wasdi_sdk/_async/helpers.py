@@ -4,7 +4,6 @@ Helpers beside the endpoint methods: waiting for a process to finish."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -24,9 +23,10 @@ async def wait_for_process(
     max_interval: float = 10.0,
     raise_on_failure: bool = True,
     on_update: Callable[[ProcessWorkspaceViewModel], None] | None = None,
-    sleep: AsyncSleep = asyncio.sleep,
+    sleep: AsyncSleep | None = None,
 ) -> ProcessWorkspaceViewModel:
-    """Poll a process with backoff until it is DONE, ERROR or STOPPED; its final state.
+    """Wait until a process is DONE, ERROR or STOPPED, woken by its messages where the server has them, else
+    polling with backoff; its final state.
 
     The same as ``client.processes.wait``: ``on_update`` sees every state read (for progress bars).
     Raises ``ProcessFailedError`` on ERROR or STOPPED (unless ``raise_on_failure=False``) and

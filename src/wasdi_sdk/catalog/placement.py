@@ -36,6 +36,8 @@ WORKSPACE_NODE: dict[str, tuple[str, ...]] = {
     "processes.last_by_workspace": ("workspace",),
     "workflows.run": ("workspace",),
     "workspaces.delete": ("workspace",),
+    "console.create": ("workspaceId",),
+    "console.ready": ("workspaceId",),
 }
 """The calls that run on the node of the workspace they name."""
 

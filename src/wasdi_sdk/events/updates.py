@@ -16,7 +16,7 @@ from .._exceptions import WasdiError
 from ..models.events import ProcessUpdateMessage
 
 if TYPE_CHECKING:
-    from .._client import WasdiClient
+    from .._base_client import BaseClient
     from .stream import EventStream
 
 log = logging.getLogger("wasdi_sdk")
@@ -26,7 +26,7 @@ PROCESS_UPDATES = frozenset({"UPDATEPROCESSES"})
 class ProcessUpdates:
     """Listens to one workspace's process updates while open (``with ProcessUpdates(client, ws) as updates``)."""
 
-    def __init__(self, client: WasdiClient, workspace_id: str | None) -> None:
+    def __init__(self, client: BaseClient, workspace_id: str | None) -> None:
         self.client = client
         self.workspace_id = workspace_id
         self.stream: EventStream | None = None
@@ -39,11 +39,17 @@ class ProcessUpdates:
         return self.stream is not None
 
     def __enter__(self) -> Self:
+        return self.open()
+
+    def open(self) -> Self:
+        """Subscribe to the workspace's process updates, or note why messages cannot be had (never raises)."""
         if not self.workspace_id:
             self.unavailable = "no workspace to listen to"
             return self
+        from ..resources.events import EventsResource
+
         try:
-            self.stream = self.client.events.listen(self.workspace_id, codes=PROCESS_UPDATES)
+            self.stream = EventsResource(self.client).listen(self.workspace_id, codes=PROCESS_UPDATES)
         except WasdiError as e:
             self.unavailable = str(e)
             log.debug("waiting by polling: %s", e)
@@ -51,6 +57,10 @@ class ProcessUpdates:
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop listening."""
         if self.stream is not None:
             self.stream.close()
             self.stream = None

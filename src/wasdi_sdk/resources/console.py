@@ -1,4 +1,4 @@
-"""``client.console``: the notebook console of a workspace (/console, the web client's calls)."""
+"""``client.console``: the caller's notebook (JupyterLab) on a workspace (/console, the web client's calls)."""
 
 from __future__ import annotations
 
@@ -9,13 +9,15 @@ from ..models import PrimitiveResult
 
 
 class ConsoleResource(APIResource):
-    """/console.  Servers without notebook consoles (this toolkit's) say so."""
+    """/console: a JupyterLab of the caller on a workspace, with the official library set up for it."""
 
     def ready(self, workspace_id: str, **options: Unpack[RequestOptions]) -> PrimitiveResult:
-        """Whether the workspace's console is ready: ``bool_value`` (with the console's URL in ``string_value``
-        on servers that have consoles; a sentence saying there is none on this toolkit's)."""
+        """Whether the caller's notebook on the workspace is up: ``bool_value``, with its address (token
+        included) in ``string_value``; when it is not, a sentence saying why."""
         return cast(PrimitiveResult, self._call("console.ready", query={"workspaceId": workspace_id}, **options))
 
     def create(self, workspace_id: str, **options: Unpack[RequestOptions]) -> PrimitiveResult:
-        """Start the workspace's console.  Servers without consoles refuse with a ``ServerError`` of status 501."""
+        """Start (or find) the caller's notebook on the workspace: ``bool_value`` true, and in ``string_value``
+        its address once it is up, else a sentence (it is starting: ask ``ready`` until it is).  A server that
+        cannot run notebooks refuses with a ``ServerError`` of status 501 saying what to install."""
         return cast(PrimitiveResult, self._call("console.create", query={"workspaceId": workspace_id}, **options))

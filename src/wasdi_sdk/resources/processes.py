@@ -145,24 +145,43 @@ class ProcessesResource(APIResource):
     def wait(self, procws: str, *, timeout: float | None = None, poll_interval: float = 1.0,
              max_interval: float = 10.0, raise_on_failure: bool = True,
              on_update: Callable[[ProcessWorkspaceViewModel], None] | None = None,
-             sleep: Sleep = time.sleep) -> ProcessWorkspaceViewModel:
-        """Poll a process with backoff (``poll_interval`` growing by half up to ``max_interval`` seconds) until it
-        is DONE, ERROR or STOPPED; its final state.
+             sleep: Sleep | None = None) -> ProcessWorkspaceViewModel:
+        """Wait until a process is DONE, ERROR or STOPPED; its final state.
+
+        Between reads the wait listens to the workspace's messages (``client.events``) and reads the process again
+        as soon as one says it changed.  Where there are none to hear (no broker, broker down, another server) it
+        polls; either way a pause lasts at most ``poll_interval`` seconds, growing by half up to ``max_interval``.
+        A ``sleep`` given (tests pass a recorder) makes the pauses plain calls to it, without messages.
 
         ``on_update`` sees every state read (for progress bars).  Raises ``ProcessFailedError`` on ERROR or
         STOPPED (unless ``raise_on_failure=False``) and ``ProcessTimeoutError`` after ``timeout`` seconds.
         """
+        from ..events.updates import ProcessUpdates
+
         started = time.monotonic()
         interval = poll_interval
-        while True:
-            process = self.get(procws)
-            if on_update is not None:
-                on_update(process)
-            if process.status in FINAL_STATES:
-                if raise_on_failure and process.status != "DONE":
-                    raise ProcessFailedError(process)
-                return process
-            if timeout is not None and time.monotonic() - started + interval > timeout:
-                raise ProcessTimeoutError(process, timeout)
-            sleep(interval)
-            interval = min(max_interval, interval * 1.5)
+        updates: ProcessUpdates | None = None
+        try:
+            while True:
+                process = self.get(procws)
+                if on_update is not None:
+                    on_update(process)
+                if process.status in FINAL_STATES:
+                    if raise_on_failure and process.status != "DONE":
+                        raise ProcessFailedError(process)
+                    return process
+                if timeout is not None and time.monotonic() - started + interval > timeout:
+                    raise ProcessTimeoutError(process, timeout)
+                if sleep is not None:
+                    sleep(interval)
+                else:
+                    if updates is None:
+                        updates = ProcessUpdates(self._client, process.workspace_id)
+                        updates.open()
+                        if updates.live:
+                            continue  # read again once subscribed: a change made meanwhile sent no message we heard
+                    updates.sleep(interval, procws)
+                interval = min(max_interval, interval * 1.5)
+        finally:
+            if updates is not None:
+                updates.close()

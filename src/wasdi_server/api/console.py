@@ -1,23 +1,30 @@
-"""/console: the notebook console of a workspace, which this server does not offer (the web client asks)."""
+"""/console: the notebook (JupyterLab) of the caller on a workspace (the web client's NOTEBOOK button)."""
 
 from __future__ import annotations
 
 from wasdi_sdk.models import PrimitiveResult
 
-from ..errors import NotAvailable
+from ..consoles import STARTING_MESSAGE
 from .framework import Call, handles
-
-NO_CONSOLE = ("No notebook console is available on this server: run your code with the wasdi library on your "
-              "own machine, or as an app.")
 
 
 @handles("console.ready")
 def console_ready(call: Call) -> PrimitiveResult:
-    call.services.workspaces.readable(call.caller, call.params["workspaceId"])
-    return PrimitiveResult(bool_value=False, int_value=200, string_value=NO_CONSOLE)
+    workspace = call.services.workspaces.readable(call.caller, call.params["workspaceId"])
+    lab = call.services.notebooks.find(call.caller.user_id, str(workspace["workspaceId"]))
+    if lab is not None and lab.up:
+        return PrimitiveResult(bool_value=True, int_value=200, string_value=lab.address)
+    if lab is not None and lab.running:
+        return PrimitiveResult(bool_value=False, int_value=200, string_value=STARTING_MESSAGE)
+    why = lab.failure if lab is not None and lab.failure else "No notebook runs on this workspace: create one."
+    return PrimitiveResult(bool_value=False, int_value=200, string_value=why)
 
 
 @handles("console.create")
 def create_console(call: Call) -> PrimitiveResult:
-    call.services.workspaces.readable(call.caller, call.params["workspaceId"])
-    raise NotAvailable(NO_CONSOLE)
+    # The lab writes the workspace's folder: only those who may write the workspace get one.
+    workspace = call.services.workspaces.writable(call.caller, call.params["workspaceId"])
+    lab = call.services.notebooks.open(call.caller, workspace)
+    if lab.up:
+        return PrimitiveResult(bool_value=True, int_value=200, string_value=lab.address)
+    return PrimitiveResult(bool_value=True, int_value=200, string_value=STARTING_MESSAGE)

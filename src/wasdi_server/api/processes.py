@@ -99,7 +99,9 @@ def get_statuses(call: Call) -> list[str]:
     ids = call.body or []
     if len(ids) > MAX_IDS:
         raise BadRequest(f"at most {MAX_IDS} ids")
-    return [call.services.processes.status_for(call.caller, process_id) for process_id in ids]
+    processes = call.services.processes
+    return call.services.merges.statuses(call, ids, lambda process_id: processes.status_for(call.caller, process_id),
+                                         lambda process_id: processes.get(process_id) is not None)
 
 
 @handles("processes.get_status")

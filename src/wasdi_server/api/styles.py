@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from wasdi_sdk.models import PrimitiveResult, StyleSharingViewModel, StyleViewModel
 
@@ -37,6 +38,7 @@ def upload_style(call: Call) -> PrimitiveResult:
     check_description(p["description"])
     with receive_file(call, "file", MAX_STYLE_BYTES, styles.staging) as received:
         doc = styles.create(call.caller, p["name"], p["description"], p["public"], received.path)
+    _propagate_file(call, doc)
     return PrimitiveResult(bool_value=True, string_value=doc["styleId"])
 
 
@@ -54,7 +56,12 @@ def update_style_file(call: Call) -> None:
                 styles.replace_file(call.caller, p["styleId"], sld)
             finally:
                 sld.unlink(missing_ok=True)
-    path = styles.sld_path(doc["name"])
+    _propagate_file(call, doc)
+
+
+def _propagate_file(call: Call, doc: dict[str, Any]) -> None:
+    """The compute nodes get the style's new file (the main node's outbox; nothing on a lone server)."""
+    path = call.services.styles.sld_path(doc["name"])
     call.services.propagation.style_file_updated(call.caller.user_id, doc["styleId"], path, path.name)
 
 
@@ -62,12 +69,13 @@ def update_style_file(call: Call) -> None:
 def update_style_xml(call: Call) -> None:
     style_id = call.params["styleId"]
     styles = call.services.styles
-    styles.writable_file(call.caller, style_id)
+    doc = styles.writable_file(call.caller, style_id)
     staged = styles.write_staged(_utf8_xml(_form_text(call, "styleXml")))
     try:
         styles.replace_file(call.caller, style_id, staged)
     finally:
         staged.unlink(missing_ok=True)
+    _propagate_file(call, doc)
 
 
 @handles("styles.get_xml")

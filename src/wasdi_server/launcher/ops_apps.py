@@ -68,9 +68,16 @@ class BuildLog:
 
     def __call__(self, line: str) -> None:
         text = line.rstrip("\r\n")
+        self._append(text)
+        self.run_log(text)
+
+    def failed(self, error: Exception) -> None:
+        """The build's failure, in the build log; the run log gets it from the launcher (``OperationFailed``)."""
+        self._append(f"ERROR: {error}")
+
+    def _append(self, text: str) -> None:
         with open(self.path, "a", encoding="utf-8") as handle:
             handle.write(text + "\n")
-        self.run_log(text)
 
 
 _BUILD_LOCKS: dict[str, threading.Lock] = {}
@@ -118,7 +125,7 @@ def _locked_build(ctx: OperationContext, title: str) -> bool:
         apps.engine(doc).deploy(layout, log)
         services.app_environments.refresh(doc)
     except EngineError as e:
-        log(f"ERROR: {e}")
+        log.failed(e)
         apps.records.processors.update(doc["processorId"], {"deploymentOngoing": False, "deployed": False})
         services.messages.send("INFO", f"GURU MEDITATION<br>There was an error {title.lower()}ing {doc['name']} :(",
                                ctx.workspace_id or None)
@@ -154,7 +161,7 @@ def _update_library(ctx: OperationContext) -> bool:
         if not services.apps.keeps_copies:  # the package list on record is the main node's environment's
             services.app_environments.refresh(doc)
     except EngineError as e:
-        log(f"ERROR: {e}")
+        log.failed(e)
         services.messages.send("INFO", f"GURU MEDITATION<br>There was an error re-deploying {doc['name']} :(",
                                ctx.workspace_id or None)
         raise OperationFailed(str(e)) from e
@@ -178,7 +185,7 @@ def _update_environment(ctx: OperationContext) -> bool:
     try:
         services.app_environments.apply(doc, command, log)
     except EngineError as e:
-        log(f"ERROR: {e}")
+        log.failed(e)
         raise OperationFailed(str(e)) from e  # the launcher's KO message says why
     ctx.set_payload(command or "refresh")
     services.messages.send("ENVIRONMENTUPDATE", f"{doc['name']} application<br>Environment Updated",
@@ -227,7 +234,6 @@ def run_app(ctx: OperationContext) -> bool:
     try:
         code = apps.engine(doc).run(layout, Launch(variables, scratch, folder, api_ports(apps.server_url)), runner)
     except (EngineError, BoxUnavailable) as e:
-        log(f"ERROR: {e}")
         raise OperationFailed(str(e)) from e
     except OperationTimedOut:
         outcome = STOPPED

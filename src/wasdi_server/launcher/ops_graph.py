@@ -62,8 +62,7 @@ def run_graph(ctx: OperationContext) -> bool:
         raise OperationFailed("the workflow of this run no longer exists")
     gpt = find_gpt(services.settings.snap_gpt)
     if gpt is None:
-        say(NO_GPT)
-        raise OperationFailed(NO_GPT)
+        raise OperationFailed(NO_GPT)  # the launcher writes it to the run log, as every failure
     workspace = services.workspaces.load(ctx.workspace_id)
     products = services.products
     inputs = {str(node): products.file_path(workspace, str(name)).resolve()
@@ -95,7 +94,6 @@ def run_graph(ctx: OperationContext) -> bool:
         try:
             outcome = ctx.run(job, timeout=timeout, on_output=say)
         except BoxUnavailable as e:
-            say(f"ERROR: {e}")
             raise OperationFailed(str(e)) from e
         except OperationTimedOut:
             # A timeout ends STOPPED (gaps §5: stopped by the user or by a timeout); the log says which.
@@ -107,7 +105,6 @@ def run_graph(ctx: OperationContext) -> bool:
         say(box.limits.explain(name))
     code = 1 if outcome.limits and outcome.code == 0 else outcome.code
     if code != 0:
-        say(f"gpt ended with exit code {code}")
         raise OperationFailed(f"gpt ended with exit code {code}")
     missing = [name for name in output_names if not products.file_path(workspace, name).exists()]
     if missing:

@@ -5,6 +5,7 @@
 - ``broker``: the built-in broker's listener, STOMP over WebSocket beside the API (``wasdi-server serve``);
 - ``access``: who is connecting, and whether they may hear a workspace;
 - ``rabbitmq``: the RabbitMQ backend (``broker_url``), sending from a thread of its own (``queued``);
+- ``relay``: with the built-in broker, a compute node's messages handed to the main node's broker;
 - ``address``: where clients listen, and with what credentials.
 """
 
@@ -34,10 +35,21 @@ def build_messages(settings: Settings) -> Messages:
     return Messages(Exchange())
 
 
+def local_exchange(backend: Publisher) -> Exchange | None:
+    """The built-in exchange among the backends (a compute node also hands its messages to the main node)."""
+    from .relay import Fanout
+
+    if isinstance(backend, Exchange):
+        return backend
+    if isinstance(backend, Fanout):
+        return next((b for b in backend.backends if isinstance(b, Exchange)), None)
+    return None
+
+
 def start_listener(services: Services, *, host: str | None = None, port: int | None = None) -> StompBroker | None:
     """Start the built-in broker's listener when the built-in backend is in use (``None`` with RabbitMQ)."""
-    backend = services.messages.backend
-    if not isinstance(backend, Exchange):
+    backend = local_exchange(services.messages.backend)
+    if backend is None:
         return None
     from .access import Gatekeeper
     from .broker import StompBroker
@@ -51,4 +63,4 @@ def start_listener(services: Services, *, host: str | None = None, port: int | N
 
 
 __all__ = ["KO", "OK", "Exchange", "Message", "Messages", "Publisher", "broker_address", "build_messages",
-           "start_listener"]
+           "local_exchange", "start_listener"]

@@ -144,10 +144,13 @@ class StompBroker:
         self._thread.start()
         if not self._started.wait(timeout):
             raise OSError(f"the built-in broker did not start listening on {self.host}:{self.port}")
-        if self._failure is not None:
+        failure = self._failure
+        if failure is not None:
             self._thread.join(timeout)
             self._thread = None
-            raise OSError(f"the built-in broker cannot listen on {self.host}:{self.port}: {self._failure}")
+            if isinstance(failure, OSError):  # its errno says why (a busy port)
+                raise failure
+            raise OSError(f"the built-in broker cannot listen on {self.host}:{self.port}: {failure}")
 
     def stop(self, timeout: float = 10.0) -> None:
         loop, stopping = self._loop, self._stopping

@@ -21,7 +21,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..services.app_files import replace_folder, staging_folder, unpack
 from .client import NodeClient, NodeUnreachable
 from .identity import MAIN_NODE, NodeIdentity
 
@@ -90,6 +89,10 @@ class AppInstaller:
             self._install(doc, session, log_line)
 
     def _install(self, doc: dict[str, Any], session: str, log_line: LogLine) -> None:
+        # Imported here: the services package imports this module, so a module-level import closes a cycle for
+        # whoever imports the launcher first (``wasdi-server doctor`` does).
+        from ..services.app_files import replace_folder, staging_folder, unpack
+
         settings = self.apps.settings
         layout = self.apps.layout(doc)
         staged = staging_folder(settings.apps_root)
@@ -108,7 +111,8 @@ class AppInstaller:
                     engine.update_environment(layout, parts[-2], parts[-1], log_line)
             layout.home.mkdir(parents=True, exist_ok=True)
             self._marker(doc).write_text(json.dumps({"lastUpdate": doc.get("lastUpdate"),
-                                                     "processorId": doc["processorId"]}), encoding="utf-8")
+                                                     "processorId": doc["processorId"],
+                                                     "type": doc.get("type") or ""}), encoding="utf-8")
             log_line(f"{doc['name']} is installed on node {self.identity.code}")
         finally:
             archive.unlink(missing_ok=True)

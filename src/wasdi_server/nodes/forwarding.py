@@ -1,5 +1,6 @@
 """Work goes where the workspace is: a call of ``catalog.placement.WORKSPACE_NODE`` about a workspace held
-by another node is sent to that node, and its answer (status, headers, body, streamed) is this node's.
+by another node, or of ``PROCESS_NODE`` about a process held by another node (``locator``), is sent to that
+node, and its answer (status, headers, body, streamed) is this node's.
 
 The request goes as the client sent it (method, path, query, body, the caller's session), so the other
 node authenticates the caller and checks their rights again with the same handler.  It carries the node
@@ -17,12 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from wasdi_sdk.catalog.placement import WORKSPACE_NODE
+from wasdi_sdk.catalog.placement import PROCESS_NODE, WORKSPACE_NODE
 
 from ..api.answers import Answer
 from ..errors import ServerFailure
 from .client import NodeClient, NodeUnreachable, Peer
 from .identity import NodeIdentity
+from .locator import ProcessLocator
 
 if TYPE_CHECKING:
     from ..api.framework import Call
@@ -51,16 +53,25 @@ def workspace_named(call: Call, where: tuple[str, ...]) -> str | None:
 class Forwarder:
     """Decides which node runs a call, and relays it there."""
 
-    def __init__(self, identity: NodeIdentity, client: NodeClient, workspaces: Collection) -> None:
+    def __init__(self, identity: NodeIdentity, client: NodeClient, workspaces: Collection, processes: Collection,
+                 locator: ProcessLocator) -> None:
         self.identity = identity
         self.client = client
         self.workspaces = workspaces
+        self.processes = processes
+        self.locator = locator
 
     def node_of(self, call: Call) -> str | None:
         """The code of the other node that must answer ``call``, or ``None`` when this node does."""
-        where = WORKSPACE_NODE.get(call.endpoint.name)
-        if where is None or not self.identity.in_deployment or self.identity.is_node_call(call.request.get_header):
+        name = call.endpoint.name
+        where = WORKSPACE_NODE.get(name)
+        by_process = PROCESS_NODE.get(name)
+        if (where is None and by_process is None) or not self.identity.in_deployment \
+                or self.identity.is_node_call(call.request.get_header):
             return None  # a node's forwarded call is answered here, never forwarded again
+        if by_process is not None:
+            return self._node_of_process(call, by_process)
+        assert where is not None
         workspace_id = workspace_named(call, where)
         doc = self.workspaces.get(workspace_id) if workspace_id and len(workspace_id) <= 200 else None
         code = str((doc or {}).get("nodeCode") or "")
@@ -68,12 +79,20 @@ class Forwarder:
             return None
         return code
 
+    def _node_of_process(self, call: Call, param: str) -> str | None:
+        process_id = workspace_named(call, (param,))
+        if not process_id or len(process_id) > 200 or self.processes.get(process_id) is not None:
+            return None  # held here (or not a process id at all: answered here, in the endpoint's style)
+        code = self.locator.node_of(process_id)
+        return code if code and code != self.identity.code else None
+
     def relay(self, call: Call, code: str) -> Answer:
         """Send ``call`` to node ``code``; its answer, to give the client as it is."""
+        what = "process" if call.endpoint.name in PROCESS_NODE else "workspace"
         try:
             peer = self.client.peer(code)
         except NodeUnreachable as e:
-            raise ServerFailure(f"the workspace is on node {code}, which cannot be reached: {e}") from e
+            raise ServerFailure(f"the {what} is on node {code}, which cannot be reached: {e}") from e
         req = call.request
         headers = {name: value for name in REQUEST_HEADERS if (value := req.get_header(name))}
         content = self._body(call)
@@ -86,7 +105,7 @@ class Forwarder:
         except NodeUnreachable as e:
             stack.close()
             log.warning("forwarding %s %s to node %s failed: %s", req.method, call.endpoint.path, code, e)
-            raise ServerFailure(f"the workspace is on node {code}, which cannot be reached now; try again later "
+            raise ServerFailure(f"the {what} is on node {code}, which cannot be reached now; try again later "
                                 f"({e})") from e
         answer_headers = {name: response.headers[name] for name in ANSWER_HEADERS if name in response.headers}
         length = response.headers.get("content-length")

@@ -18,6 +18,7 @@ from .identity import NodeIdentity
 
 if TYPE_CHECKING:
     from ..api.framework import Call
+    from .locator import ProcessLocator
 
 log = logging.getLogger("wasdi_server.nodes")
 
@@ -30,6 +31,8 @@ class Merges:
     def __init__(self, identity: NodeIdentity, client: NodeClient | None) -> None:
         self.identity = identity
         self.client = client
+        self.locator: ProcessLocator | None = None
+        """Which node holds a process (set in a deployment)."""
         self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="wasdi-merge")
 
     def close(self) -> None:
@@ -76,6 +79,40 @@ class Merges:
                                          session=call.session_id)
         except NodeUnreachable as e:
             raise ServerFailure(str(e)) from e
+
+    def statuses(self, call: Call, ids: list[Any], local: Callable[[Any], str],
+                 held_here: Callable[[str], bool]) -> list[str]:
+        """``/process/statusbyid``: each id's status in input order, those of processes held by other nodes
+        asked of their node (one call per node, with the caller's session, so each node applies the caller's
+        rights); a node that does not answer leaves its ids ERROR, with a log line."""
+        out = [local(process_id) for process_id in ids]
+        client, locator = self.client, self.locator
+        if client is None or locator is None or not self.identity.in_deployment \
+                or self.identity.is_node_call(call.request.get_header):
+            return out
+        elsewhere: dict[str, list[int]] = defaultdict(list)
+        for index, process_id in enumerate(ids):
+            if isinstance(process_id, str) and not held_here(process_id):
+                code = locator.node_of(process_id)
+                if code and code != self.identity.code:
+                    elsewhere[code].append(index)
+
+        def ask(code: str) -> tuple[str, Any, str | None]:
+            try:
+                peer = client.peer(code)
+                return code, client.call_json(peer, "POST", call.endpoint.path, session=call.session_id,
+                                              body=[ids[i] for i in elsewhere[code]]), None
+            except NodeUnreachable as e:
+                return code, None, str(e)
+
+        for code, answer, problem in self._pool.map(ask, list(elsewhere)):
+            if problem is not None or not isinstance(answer, list) or len(answer) != len(elsewhere[code]):
+                log.warning("%s: the statuses of node %s are left out: %s", call.endpoint.path, code,
+                            problem or "an answer of another length")
+                continue
+            for index, status in zip(elsewhere[code], answer, strict=True):
+                out[index] = str(status)
+        return out
 
     # -- how answers add up -------------------------------------------------------------------------------
     def history(self, call: Call, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

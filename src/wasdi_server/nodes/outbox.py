@@ -5,7 +5,8 @@ changed, an app or a style deleted, a style's file replaced) is written here as 
 in the main node's own store, before the call that made it is answered; a file the call carries is kept
 beside the items (``<data_dir>/outbox/<item>``) until every node has it.  A background worker delivers the
 items in order, node by node: the same call on the node, in a session of the user who made the change
-(opened for the delivery and closed after it), so the node checks that user's rights again.  An item
+(opened for the delivery and closed after it), so the node checks that user's rights again; an item with
+no user is a call only nodes may make (a user's deletion), authorised by the node secret alone.  An item
 stays until its node answers: a node that is down gets its items when it is back, after a restart of
 either node too.  A node's refusal (a 4xx answer: the app is not on that node, say) is final and logged.
 """
@@ -153,9 +154,10 @@ class Outbox:
         return True
 
     def _send(self, peer: Peer, item: dict[str, Any]) -> tuple[int, str]:
-        session = self.open_session(str(item["userId"]))
+        # An item with no user is a node-only call, which the node secret alone authorises.
+        session = self.open_session(str(item["userId"])) if item.get("userId") else ""
         try:
-            headers = {"x-session-token": session}
+            headers = {"x-session-token": session} if session else {}
             content: Any = None
             if item.get("file"):
                 boundary = uuid.uuid4().hex
@@ -170,7 +172,8 @@ class Outbox:
                 text = response.read().decode("utf-8", "replace")
             return response.status_code, text
         finally:
-            self.close_session(session)
+            if session:
+                self.close_session(session)
 
     def _retry(self, item: dict[str, Any], problem: str) -> bool:
         attempts = int(item.get("attempts") or 0) + 1

@@ -13,6 +13,7 @@ from wasdi_sdk.catalog import endpoint
 
 from .identity import NodeIdentity
 from .outbox import Outbox
+from .user_cleanup import USER_DELETED
 
 
 class Propagation:
@@ -60,3 +61,10 @@ class Propagation:
 
     def style_deleted(self, user_id: str, doc: dict[str, Any]) -> None:
         self._send(user_id, "styles.node_delete", {"styleId": doc["styleId"], "styleName": doc["name"]})
+
+    # -- users --------------------------------------------------------------------------------------------
+    def user_deleted(self, user_id: str) -> None:
+        """The user's shared records are gone: each compute node removes what it keeps of them (a node-only
+        call, as the user has no session left to make it in)."""
+        if self.outbox is not None and self.active:
+            self.outbox.propagate("", "POST", USER_DELETED, {"userId": user_id})

@@ -5,14 +5,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ..consoles import Notebooks
 from ..json_reader import JsonReader
 from ..launcher.pool import Launcher
 from ..messages import Messages, build_messages
+from ..messages.relay import Fanout, MainNodeRelay
 from ..nodes.app_install import AppInstaller
 from ..nodes.client import NodeClient
 from ..nodes.forwarding import Forwarder
 from ..nodes.graphs import graph_reader
 from ..nodes.identity import MAIN_NODE, NodeIdentity
+from ..nodes.locator import PROCESS_NODES, ProcessLocator
 from ..nodes.merges import Merges
 from ..nodes.outbox import OUTBOX, Outbox
 from ..nodes.propagation import Propagation
@@ -76,6 +79,7 @@ COLLECTIONS: dict[str, str] = {
     "nodes": "nodeCode",
     "metrics": "node",
     "process_workspaces": "processObjId",
+    PROCESS_NODES: "processObjId",
     "credit_packages": "creditPackageId",
     "checkout_sessions": "sessionId",
     "products": "productId",
@@ -106,6 +110,7 @@ COLLECTION_INDEXES: dict[str, tuple[str, ...]] = {
     "organizations": ("userId",),
     "credit_packages": ("userId",),
     "process_workspaces": ("workspaceId", "userId", "status", "parentId", "nodeCode"),
+    PROCESS_NODES: ("workspaceId",),
     "products": ("workspaceId",),
     "layers": ("workspaceId",),
     "styles": ("name",),
@@ -158,6 +163,7 @@ class Services:
     login: LoginService = field(init=False)
     launcher: Launcher = field(init=False)
     maps: MapService = field(init=False)
+    notebooks: Notebooks = field(init=False)
     process_cleaning: ProcessCleaning = field(init=False)
     metrics_recorder: MetricsRecorder = field(init=False)
     identity: NodeIdentity = field(default_factory=NodeIdentity)
@@ -190,6 +196,7 @@ class Services:
                         self.settings.apps_root / ".incoming"):
             empty_folder(staging)
         self.messages.start()
+        self.notebooks.start()
         self.launcher.start()
         self.metrics_recorder.start()
         if self.outbox is not None:
@@ -215,6 +222,7 @@ class Services:
         self.metrics_recorder.stop()
         if self.outbox is not None:
             self.outbox.stop()
+        self.notebooks.close()
         self.launcher.stop()
         self.messages.close()
         self.merges.close()
@@ -369,6 +377,13 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
     services.apps.delete_hooks.extend((app_payments.on_app_delete, param_templates.on_app_delete,
                                        reviews.on_app_delete))
     services.login = LoginService(users, services.sessions)
+    # Imported here: the launcher's operations import the services (a module-level import would be circular
+    # whenever the launcher is imported first, as `wasdi-server doctor` does).
+    from ..launcher.ops_apps import api_ports
+
+    services.notebooks = Notebooks(settings, sessions, workspaces, messages, lambda: services.apps.server_url,
+                                   api_ports)
+    workspaces.delete_hooks.insert(0, services.notebooks.stop_workspace)
     wire_nodes(services, c)
     return services
 
@@ -379,7 +394,11 @@ def wire_nodes(services: Services, c: Callable[[str], Collection]) -> None:
     if identity.in_deployment:
         identity.main_url_lookup = lambda: str((c("nodes").get(MAIN_NODE) or {}).get("apiUrl") or "")
         services.node_client = NodeClient(identity, c("nodes"), settings.node_call_timeout_seconds)
-        services.forwarder = Forwarder(identity, services.node_client, c("workspaces"))
+        locator = ProcessLocator(c(PROCESS_NODES), identity.code)
+        services.processes.locator = locator
+        services.workspaces.delete_hooks.append(locator.forget_workspace)
+        services.forwarder = Forwarder(identity, services.node_client, c("workspaces"), services.processes.processes,
+                                       locator)
         services.styles.shared_records = True
         services.workflows.fetch_graph = graph_reader(services.node_client, services.sessions.open,
                                                       services.sessions.close)
@@ -388,5 +407,14 @@ def wire_nodes(services: Services, c: Callable[[str], Collection]) -> None:
                                      services.sessions.open, services.sessions.close, services.store.atomic)
         else:
             services.apps.installer = AppInstaller(identity, services.node_client, services.apps)
+            if not settings.broker_url:  # built-in brokers: the main node's hears every node's messages
+                relay = MainNodeRelay(services.node_client, settings.broker_queue_messages,
+                                      min_backoff=min(0.5, settings.broker_retry_seconds),
+                                      max_backoff=settings.broker_retry_seconds)
+                services.messages.backend = Fanout(services.messages.backend, relay)
     services.merges = Merges(identity, services.node_client)
+    if services.forwarder is not None:
+        services.merges.locator = services.forwarder.locator
     services.propagation = Propagation(identity, services.outbox)
+    # Last: the compute nodes are told once every shared record of the user is gone.
+    services.user_deletion.register("compute nodes", services.propagation.user_deleted)

@@ -42,6 +42,8 @@ class ProcessLogService:
         for record in self.processes.by_user(user_id):
             self.logs.remove(record["processObjId"])
             self.processes.processes.delete(record["processObjId"])
+            if self.processes.locator is not None:
+                self.processes.locator.forget(record["processObjId"])
 
     def remove_for_workspace(self, workspace: dict[str, Any], delete_files: bool, delete_layers: bool) -> None:
         """Workspace delete hook: the logs go with the process records."""

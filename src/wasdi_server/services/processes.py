@@ -12,7 +12,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wasdi_sdk.units import human_size
 
@@ -21,6 +21,9 @@ from ..messages import Messages
 from ..store import Collection
 from .identity import User, UserService, now_ms
 from .workspaces import WorkspaceService
+
+if TYPE_CHECKING:
+    from ..nodes.locator import ProcessLocator
 
 CREATED, RUNNING, WAITING, READY = "CREATED", "RUNNING", "WAITING", "READY"
 DONE, ERROR, STOPPED = "DONE", "ERROR", "STOPPED"
@@ -52,6 +55,8 @@ class ProcessService:
         self.node_code = node_code
         self._listeners: list[Callable[[], None]] = []
         self._lock = threading.Lock()
+        self.locator: ProcessLocator | None = None
+        """In a deployment of several nodes: the shared index of which node holds which process."""
 
     def on_created(self, listener: Callable[[], None]) -> None:
         """``listener`` is called after every new record (the launcher wakes up)."""
@@ -64,8 +69,11 @@ class ProcessService:
         """A new CREATED record (with ``process_id``, when the caller chose it); the launcher picks it up."""
         stamp = now_ms()
         owner = self.users.get(user.user_id) or {}
+        process_id = process_id or str(uuid.uuid4())
+        if self.locator is not None:  # first, so that no process of this node is ever unknown to the others
+            self.locator.record(process_id, workspace_id)
         record = self.processes.insert({
-            "processObjId": process_id or str(uuid.uuid4()), "workspaceId": workspace_id, "userId": user.user_id,
+            "processObjId": process_id, "workspaceId": workspace_id, "userId": user.user_id,
             "productName": product_name, "operationType": operation_type, "operationSubType": subtype or "",
             "status": CREATED, "progressPerc": 0, "payload": payload, "pid": 0, "subPid": 0,
             "parentId": parent or None, "nodeCode": self.node_code,

@@ -38,6 +38,28 @@ from .paths import MAX_NAME_BYTES, name_bytes
 
 log = logging.getLogger("wasdi_server.readers")
 
+NOT_A_RASTER = "not recognized as being in a supported file format"
+"""GDAL's words for a file that is no raster it knows (a text or JSON output, a zip)."""
+
+
+class NotARasterChatter(logging.Filter):
+    """Drops rasterio's relay of GDAL's "not recognized as being in a supported file format": every non-raster
+    file a product is made of (an app's .txt or .json output) would put one in the server log.  The reader says
+    it itself, as a debug line, and the product records it in its note."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return NOT_A_RASTER not in record.getMessage()
+
+
+def quiet_gdal_about_non_rasters() -> None:
+    """Keep GDAL's reports about files that are not rasters out of the log (once per process)."""
+    gdal = logging.getLogger("rasterio._env")  # where rasterio relays GDAL's errors
+    if not any(isinstance(each, NotARasterChatter) for each in gdal.filters):
+        gdal.addFilter(NotARasterChatter())
+
+
+quiet_gdal_about_non_rasters()  # every reader of rasters in the server imports this module
+
 NODE_NAME = "Bands"
 """``bandsGroups.nodeName`` of every product (the original server's group name)."""
 RASTER_SUFFIXES = frozenset({

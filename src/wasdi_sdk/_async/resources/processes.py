@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import builtins
 import time
 from collections.abc import Callable
@@ -237,25 +236,44 @@ class AsyncProcessesResource(AsyncAPIResource):
         max_interval: float = 10.0,
         raise_on_failure: bool = True,
         on_update: Callable[[ProcessWorkspaceViewModel], None] | None = None,
-        sleep: AsyncSleep = asyncio.sleep,
+        sleep: AsyncSleep | None = None,
     ) -> ProcessWorkspaceViewModel:
-        """Poll a process with backoff (``poll_interval`` growing by half up to ``max_interval`` seconds) until it
-        is DONE, ERROR or STOPPED; its final state.
+        """Wait until a process is DONE, ERROR or STOPPED; its final state.
+
+        Between reads the wait listens to the workspace's messages (``client.events``) and reads the process again
+        as soon as one says it changed.  Where there are none to hear (no broker, broker down, another server) it
+        polls; either way a pause lasts at most ``poll_interval`` seconds, growing by half up to ``max_interval``.
+        A ``sleep`` given (tests pass a recorder) makes the pauses plain calls to it, without messages.
 
         ``on_update`` sees every state read (for progress bars).  Raises ``ProcessFailedError`` on ERROR or
         STOPPED (unless ``raise_on_failure=False``) and ``ProcessTimeoutError`` after ``timeout`` seconds.
         """
+        from ..events import AsyncProcessUpdates
+
         started = time.monotonic()
         interval = poll_interval
-        while True:
-            process = await self.get(procws)
-            if on_update is not None:
-                on_update(process)
-            if process.status in FINAL_STATES:
-                if raise_on_failure and process.status != "DONE":
-                    raise ProcessFailedError(process)
-                return process
-            if timeout is not None and time.monotonic() - started + interval > timeout:
-                raise ProcessTimeoutError(process, timeout)
-            await sleep(interval)
-            interval = min(max_interval, interval * 1.5)
+        updates: AsyncProcessUpdates | None = None
+        try:
+            while True:
+                process = await self.get(procws)
+                if on_update is not None:
+                    on_update(process)
+                if process.status in FINAL_STATES:
+                    if raise_on_failure and process.status != "DONE":
+                        raise ProcessFailedError(process)
+                    return process
+                if timeout is not None and time.monotonic() - started + interval > timeout:
+                    raise ProcessTimeoutError(process, timeout)
+                if sleep is not None:
+                    await sleep(interval)
+                else:
+                    if updates is None:
+                        updates = AsyncProcessUpdates(self._client, process.workspace_id)
+                        await updates.open()
+                        if updates.live:
+                            continue
+                    await updates.sleep(interval, procws)
+                interval = min(max_interval, interval * 1.5)
+        finally:
+            if updates is not None:
+                await updates.close()
