@@ -118,21 +118,6 @@ def empty_folder(folder: Path) -> None:
             entry.unlink(missing_ok=True)
 
 
-def human_size(size: int) -> str:
-    """``0B``, ``512B``, ``12 KB``, ``3.4 GB`` (the text clients show for workspace storage)."""
-    if size <= 0:
-        return "0B"
-    units = ["B", "KB", "MB", "GB", "TB", "PB"]
-    value = float(size)
-    unit = 0
-    while value >= 1024 and unit < len(units) - 1:
-        value /= 1024
-        unit += 1
-    if unit == 0:
-        return f"{size}B"
-    return f"{value:.1f} {units[unit]}" if value < 10 else f"{round(value)} {units[unit]}"
-
-
 def stage_bytes(folder: Path, data: bytes, limit: int, what: str, suffix: str) -> Path:
     """``data`` in a new temporary file of ``folder`` (an XML text sent in a request body, before it is
     checked and moved into place); 400 when it is larger than ``limit`` bytes."""

@@ -14,11 +14,12 @@ import uuid
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from wasdi_sdk.units import human_size
+
 from ..errors import BadRequest, Forbidden
 from ..messages import Messages
 from ..store import Collection
 from .identity import User, UserService, now_ms
-from .paths import human_size
 from .workspaces import WorkspaceService
 
 if TYPE_CHECKING:

@@ -9,13 +9,15 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from wasdi_sdk.units import human_size
+
 from ..errors import MSG_INVALID_WORKSPACE, BadRequest, DomainError, Forbidden, ServerFailure
 from ..store import Collection
 from .identity import User, now_ms
 from .intents import IntentLog
 from .naming import unique_name
 from .nodes import NodeService
-from .paths import folder_size, human_size, inside, remove_tree, safe_id
+from .paths import folder_size, inside, remove_tree, safe_id
 from .sharing import READ, Resource, ShareOutcome, SharingService
 
 log = logging.getLogger("wasdi_server.workspaces")

@@ -22,11 +22,12 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from wasdi_sdk.units import human_size
+
 from ...errors import BadRequest, Forbidden, NotFound, Unauthorized
 from ...messages import OK
 from .. import readers
 from ..identity import User
-from ..paths import human_size
 from .records import ProductRecords, check_product_name
 
 DONE = "DONE"
