@@ -85,12 +85,13 @@ def when(value: Any) -> str:
             return str(value)
     elif isinstance(value, str):
         text = value.strip()
-        for parse in (lambda t: datetime.fromisoformat(t), lambda t: datetime.strptime(t, _JAVA_DATE)):
+        try:
+            moment = datetime.fromisoformat(text)
+        except ValueError:
             try:
-                moment = parse(text)
-                break
+                moment = datetime.strptime(text, _JAVA_DATE)
             except ValueError:
-                continue
+                moment = None
         if moment is not None and moment.tzinfo is None:
             moment = moment.replace(tzinfo=UTC)  # the service's dates are UTC
     if moment is None:
