@@ -62,14 +62,41 @@ def cell(value: Any) -> str:
     return str(value)
 
 
-def epoch_ms(value: int | float | None) -> str:
-    """Epoch milliseconds as ``YYYY-MM-DD HH:MM:SS UTC``."""
-    if value is None:
+DATE_FORMAT = "%Y-%m-%d %H:%M:%S UTC"
+"""The one way a table shows a point in time (every table, whatever the server sent)."""
+
+_JAVA_DATE = "%a %b %d %H:%M:%S %Z %Y"  # what some endpoints send: Java's Date.toString()
+
+
+def when(value: Any) -> str:
+    """A point in time as ``YYYY-MM-DD HH:MM:SS UTC``: from epoch milliseconds, a ``datetime``, or the texts the
+    service sends (ISO 8601, ``YYYY-MM-DD HH:MM:SS``, Java's ``Tue Jan 02 10:00:00 UTC 2024``); anything else as
+    it is."""
+    if value is None or value == "":
         return ""
-    try:
-        return datetime.fromtimestamp(value / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-    except (OverflowError, OSError, ValueError):
+    moment: datetime | None = None
+    if isinstance(value, datetime):
+        moment = value if value.tzinfo else value.replace(tzinfo=UTC)
+    elif (isinstance(value, int | float) and not isinstance(value, bool)) or \
+            (isinstance(value, str) and value.strip().lstrip("-").replace(".", "", 1).isdigit()):
+        try:
+            moment = datetime.fromtimestamp(float(value) / 1000, tz=UTC)
+        except (OverflowError, OSError, ValueError):
+            return str(value)
+    elif isinstance(value, str):
+        text = value.strip()
+        try:
+            moment = datetime.fromisoformat(text)
+        except ValueError:
+            try:
+                moment = datetime.strptime(text, _JAVA_DATE)
+            except ValueError:
+                moment = None
+        if moment is not None and moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)  # the service's dates are UTC
+    if moment is None:
         return str(value)
+    return moment.astimezone(UTC).strftime(DATE_FORMAT)
 
 
 class Output:

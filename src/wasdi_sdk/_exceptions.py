@@ -19,12 +19,24 @@ class WasdiError(Exception):
 
 
 class APIError(WasdiError):
-    """The service answered, and the answer is a failure."""
+    """The service answered, and the answer is a failure.
+
+    ``message`` is a sentence for people; ``code`` the service's message code (``MSG_ERROR_...``) when it
+    answered one, for programs.  Given a code as ``message``, the exception reads it as the code and says
+    its sentence (``wasdi_sdk.messages``).
+    """
 
     def __init__(self, message: str, *, style: Style | None = None, status: int | None = None,
-                 body: Any = None, response: httpx.Response | None = None, endpoint: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
+                 body: Any = None, response: httpx.Response | None = None, endpoint: str | None = None,
+                 code: str | None = None) -> None:
+        from .messages import explain
+
+        sentence, found = explain(message, status)
+        super().__init__(sentence)
+        self.message = sentence
+        """What went wrong, as a sentence."""
+        self.code = code or found
+        """The service's message code, or ``None`` when it answered words or a bare status."""
         self.style = style
         """How the failure was signalled: ``Style.STATUS``, ``Style.MARKER`` or ``Style.EMPTY``."""
         self.status = status
@@ -35,8 +47,9 @@ class APIError(WasdiError):
 
     def __str__(self) -> str:
         where = f" [{self.endpoint}]" if self.endpoint else ""
-        code = f" (status {self.status})" if self.status is not None else ""
-        return f"{self.message}{code}{where}"
+        shown = [part for part in (self.code, f"status {self.status}" if self.status is not None else "") if part]
+        detail = f" ({', '.join(shown)})" if shown else ""
+        return f"{self.message}{detail}{where}"
 
 
 class BadRequestError(APIError):

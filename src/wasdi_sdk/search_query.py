@@ -52,8 +52,12 @@ def day(value: str | date | datetime | None, default: str) -> str:
     if isinstance(value, date):
         return value.isoformat()
     text = str(value).strip()
-    if not _DAY.fullmatch(text):
-        raise ValueError(f"a date must be YYYY-MM-DD, not {text!r}")
+    try:
+        if not _DAY.fullmatch(text):
+            raise ValueError(text)
+        date.fromisoformat(text)  # the pattern lets 2024-13-01 through
+    except ValueError:
+        raise ValueError(f"{text!r} is not a date: give it as YYYY-MM-DD, e.g. 2024-01-31") from None
     return text
 
 
@@ -101,6 +105,8 @@ def build_query(platform: str, date_from: str | date | datetime | None = None,
         raise ValueError("a platform is required")
     first = day(date_from, FIRST_DATE)
     last = day(date_to, (today or date.today()).isoformat())
+    if first > last:
+        raise ValueError(f"the first day, {first}, is after the last day, {last}: swap them")
     query = file_name or ""
     query += "( platformname:" + PLATFORM_NAMES.get(platform, platform)
     if product_type is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import falcon
 
@@ -16,8 +17,14 @@ from .composition import Services, build_services
 from .nodes import endpoints as node_endpoints
 from .settings import Settings, load_settings
 
+if TYPE_CHECKING:
+    import falcon.asgi
 
-class WasdiApp(falcon.App):
+    # falcon types its CORS middleware as one for both WSGI and ASGI, parameterised by ASGI's classes
+    CORSMiddleware = falcon.CORSMiddleware[falcon.asgi.Request, falcon.asgi.Response]
+
+
+class WasdiApp(falcon.App[falcon.Request, falcon.Response]):
     """The Falcon app, with the services it serves (``app.services``)."""
 
     services: Services
@@ -32,7 +39,8 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
         services = build_services(settings)
         services.start()
     origins = services.settings.cors_allow_origins
-    middleware: list[object] = [HostHeaderGuard()]  # first: nothing reads a Host header it has not checked
+    # first: nothing reads a Host header it has not checked
+    middleware: list[HostHeaderGuard | CORSMiddleware] = [HostHeaderGuard()]
     if origins:
         middleware.append(falcon.CORSMiddleware(allow_origins=origins if origins != ["*"] else "*"))
     app = WasdiApp(middleware=middleware, router=StaticFirstRouter())

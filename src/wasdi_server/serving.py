@@ -18,15 +18,15 @@ from __future__ import annotations
 import ctypes
 import logging
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from waitress import create_server
 from waitress.buffers import OverflowableBuffer
 from waitress.channel import ClientDisconnected, HTTPChannel
 from waitress.parser import HTTPRequestParser
 from waitress.receiver import FixedStreamReceiver
-from waitress.server import BaseWSGIServer
+from waitress.server import BaseWSGIServer, create_server
 from waitress.utilities import InternalServerError
 
 from .api.multipart_stream import SPOOL_PREFIX, MultipartSpool, boundary_of
@@ -40,7 +40,7 @@ MMAP_THRESHOLD = 1024 * 1024
 """Blocks from this size up are mapped on their own and unmapped when freed (socket reads stay below it)."""
 
 
-class UploadSpoolingParser(HTTPRequestParser):  # type: ignore[misc]
+class UploadSpoolingParser(HTTPRequestParser):
     """Waitress's request parser, with the body of a big multipart request going to a ``MultipartSpool``."""
 
     upload_spool: Path
@@ -56,21 +56,32 @@ class UploadSpoolingParser(HTTPRequestParser):  # type: ignore[misc]
             self.body_rcv = SpoolingReceiver(self.content_length, MultipartSpool(boundary, self.upload_spool))
 
 
-class SpoolingReceiver(FixedStreamReceiver):  # type: ignore[misc]
+class SpoolingReceiver(FixedStreamReceiver):
     """Waitress's body receiver over a ``MultipartSpool``: a spool that cannot be written (a full disk) ends the
     request with a 500 that says why, instead of an error in the server's main loop."""
 
+    def __init__(self, content_length: int, spool: MultipartSpool) -> None:
+        # waitress's receiver only appends to its buffer, measures and hands it over (its IStreamConsumer),
+        # which the spool does; the stubs name waitress's own buffer class only
+        super().__init__(content_length, spool)  # type: ignore[arg-type]
+        self.spool = spool
+
     def received(self, data: bytes) -> int:
         try:
-            return int(super().received(data))
+            taken = super().received(data)
+            if self.completed:
+                self.spool.flush()  # the spool writes behind the parsing: a failed write is known here at the latest
+            return taken
         except OSError as e:
             log.error("an upload could not be written to the spool (%s): answered 500", e)
-            self.error = InternalServerError(f"the upload could not be written on the server ({e.strerror or e})")
+            # the parser passes any receiver's error on to the answer; the stubs type this one's as always None
+            self.error = InternalServerError(  # type: ignore[assignment]
+                f"the upload could not be written on the server ({e.strerror or e})")
             self.completed = True
             return len(data)
 
 
-class SpillSafeChannel(HTTPChannel):  # type: ignore[misc]
+class SpillSafeChannel(HTTPChannel):
     def write_soon(self, data: Any) -> Any:
         try:
             return super().write_soon(data)
@@ -110,10 +121,11 @@ def make_server(app: Any, *, upload_spool: Path | None = None, **options: Any) -
                       {"upload_spool": upload_spool, "spool_from_bytes": server.adj.inbuf_overflow})
         channel = type("UploadSpoolingChannel", (SpillSafeChannel,), {"parser_class": parser})
     # One listening socket gives a BaseWSGIServer; several give a MultiSocketServer holding them in its map.
-    listeners = [server] if isinstance(server, BaseWSGIServer) else \
-        [each for each in server.map.values() if isinstance(each, BaseWSGIServer)]
-    for listener in listeners:
-        listener.channel_class = channel
+    # (the stubs type the map's values as sockets: they are waitress's dispatchers)
+    candidates: Iterable[object] = [server] if isinstance(server, BaseWSGIServer) else (server.map or {}).values()
+    for listener in candidates:
+        if isinstance(listener, BaseWSGIServer):
+            listener.channel_class = channel
     return server
 
 

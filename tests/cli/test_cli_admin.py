@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -100,6 +101,24 @@ def test_metrics_push_and_show(root: Cli, tmp_path: Path) -> None:
     assert pushed.exit_code == 0, pushed.output
     shown = root("admin", "metrics", "show", "--node", "edge-2")
     assert shown.exit_code == 0 and "idl" in shown.stdout
+
+
+def test_metrics_show_reads_in_human_units(root: Cli, tmp_path: Path) -> None:
+    def sizes(available: int, used_percent: float) -> dict[str, object]:
+        return {"absolute": {"available": {"unit": "bytes", "value": available}},
+                "percentage": {"used": {"value": used_percent}}}
+
+    entry = tmp_path / "entry.json"
+    entry.write_text(json.dumps({
+        "node": "edge-3", "timestamp": {"millis": 1706000000000},
+        "cpu": {"count": {"logical": 2}, "load": {"absolute": {"load1": 0.38037109375}}},
+        "memory": sizes(3 * 1024 ** 3 + 500 * 1024 ** 2, 61.23456), "disks": [sizes(52 * 1024 ** 3, 40.0)]}))
+    assert root("admin", "metrics", "push", str(entry)).exit_code == 0
+    shown = root("admin", "metrics", "show", "--node", "edge-3")
+    fields = {line[:18].strip(): line[18:].strip() for line in shown.stdout.splitlines() if line.strip()}
+    assert fields["load (1 min)"] == "0.38" and fields["memory available"] == "3.5 GB", fields
+    assert fields["disk available"] == "52 GB" and fields["memory used"] == "61.2 %"
+    assert fields["time"] == "2024-01-23 08:53:20 UTC"
     missing = root("admin", "metrics", "show", "--node", "nowhere")
     assert missing.exit_code == 1 and "no metrics from nowhere" in missing.output
     broken = tmp_path / "broken.json"
@@ -107,10 +126,24 @@ def test_metrics_push_and_show(root: Cli, tmp_path: Path) -> None:
     assert root("admin", "metrics", "push", str(broken)).exit_code == 2
 
 
-def test_clean_queue(root: Cli) -> None:
-    assert root("admin", "clean-queue", "--yes").exit_code == 0
+def test_clean_queue_says_how_many_it_closed(root: Cli) -> None:
+    services = root.app.services
+    launcher = getattr(services, "launcher", None)
+    if launcher is not None:
+        launcher.stop()  # the records below are placed by hand: no worker may pick them up meanwhile
+    ws = alice_workspace(root, "queue")
+    for number in range(2):
+        services.processes.processes.insert({
+            "processObjId": f"queued-{number}", "workspaceId": ws, "userId": ALICE, "productName": "x",
+            "operationType": "STANDIN", "status": "CREATED", "progressPerc": 0,
+            "nodeCode": services.settings.node_code, "operationTimestamp": time.time() * 1000,
+            "lastStateChangeTimestamp": time.time() * 1000, "runningSince": None})
+    emptied = root("admin", "clean-queue", "--yes")
+    assert emptied.exit_code == 0 and "Closed 2 queued processes" in emptied.stderr, emptied.output
+    again = root("admin", "clean-queue", "--yes")
+    assert "Closed 0 queued processes" in again.stderr
     stale = root("admin", "clean-queue", "--stale", "--yes")
-    assert stale.exit_code == 0 and "stale" in stale.output
+    assert stale.exit_code == 0 and "Closed 0 stale processes" in stale.stderr
 
 
 def test_non_admins_are_told_no(cli: Cli) -> None:

@@ -146,7 +146,8 @@ def test_run_follows_the_log_and_exits_non_zero_unless_done(alice: Cli, wasdi_ap
 def test_run_reports_a_refusal_as_a_sentence(alice: Cli, workspace: str) -> None:
     result = alice("apps", "run", "nope", "--ws", workspace)
     assert result.exit_code == 1
-    assert "Processors not found nope" in result.stderr
+    assert "Processors not found" not in result.stderr
+    assert "there is no app named 'nope' that you can run; 'wasdi apps list' lists them" in result.stderr
     assert alice("apps", "run", "nope", "--ws", workspace, "--params", "[1]").exit_code == 2
 
 
@@ -227,3 +228,28 @@ def test_run_get_form_and_log_line(alice: Cli, wasdi_app: WasdiApp, tmp_path: Pa
     assert alice("apps", "log", process_id, "checked by the operator").exit_code == 0
     assert alice("apps", "logs", process_id).stdout.splitlines()[-1].endswith("checked by the operator")
     assert alice("apps", "log", "nope", "x").exit_code == 1
+
+
+def test_package_changes_and_rebuilds_can_be_waited_for(alice: Cli, wasdi_app: WasdiApp, tmp_path: Path,
+                                                        workspace: str) -> None:
+    folder = deploy_scaffold(alice, tmp_path)
+    (folder / "readme.md").write_text("# hello\n\nSays hello, louder.\n")
+    updated = alice("apps", "update", "hello", "--file", str(folder), "--wait")
+    assert updated.exit_code == 0 and "App 'hello'" in updated.stderr and "is ready with its new files" in \
+        updated.stderr, updated.output
+    added = alice("apps", "packages", "hello", "--add", "six==1.16.0", "--ws", workspace, "--wait")
+    assert added.exit_code == 0, added.output
+    assert "Installed six==1.16.0 in app 'hello'" in added.stderr
+    assert "six" in alice("apps", "packages", "hello", "-q").stdout.split()  # done, not only queued
+    missing = alice("apps", "packages", "hello", "--add", "no-such-package-anywhere==9.9", "--ws", workspace, "--wait")
+    assert missing.exit_code == 1, missing.output
+    assert "Installing no-such-package-anywhere==9.9 in app 'hello' failed" in missing.stderr
+    assert "'wasdi apps build-log hello' has all of it" in missing.stderr
+    assert "no-such-package-anywhere" in missing.stderr.split("Error:")[0]  # the log's tail, before the error
+    for command in ("redeploy", "libupdate"):
+        done = alice("apps", command, "hello", "--ws", workspace, "--wait")
+        assert done.exit_code == 0 and ("Rebuilt app" in done.stderr or "Updated the library" in done.stderr), \
+            done.output
+    statuses = {p["operationType"]: p["status"] for p in json.loads(
+        alice("processes", "list", "--ws", workspace, "--json").stdout) if p["status"] != "ERROR"}
+    assert statuses["REDEPLOYPROCESSOR"] == "DONE" and statuses["LIBRARYUPDATE"] == "DONE"

@@ -41,6 +41,11 @@ def test_market_list_and_show(alice: Cli) -> None:
     rows = json.loads(alice("market", "list", "--json", "--name", "NDVI").stdout)
     assert [r["processorName"] for r in rows] == ["ndvi"] and rows[0]["price"] == 2.0
     assert "No apps match." in alice("market", "list", "--name", "zzz").stderr
+    assert alice("market", "list", "-q", "--category", "Hydrology").stdout == "floods\n"  # its name works too
+    unknown = alice("market", "list", "--category", "nosuchcat")
+    assert unknown.exit_code == 2 and "No apps match" not in unknown.stderr
+    assert "no category 'nosuchcat'; the categories are: " in unknown.stderr and "hydrology (Hydrology)" in \
+        unknown.stderr
     assert alice("market", "list", "--sort", "size").exit_code == 2
     shown = alice("market", "show", "ndvi")
     assert shown.exit_code == 0 and "NDVI maps" in shown.stdout and "Agriculture" in shown.stdout

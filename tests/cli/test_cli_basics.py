@@ -159,7 +159,7 @@ def test_tracebacks_only_with_wasdi_debug(cli: Cli, monkeypatch: pytest.MonkeyPa
     assert quiet.stderr.strip() == "Error: boom"
     loud = cli("ws", "list", "--json", env={"WASDI_DEBUG": "1"})
     assert loud.exit_code == 1
-    assert "Traceback" in loud.stderr and loud.stderr.rstrip().endswith("Error: boom (boom, status 500)")
+    assert "Traceback" in loud.stderr and loud.stderr.rstrip().endswith("Error: boom (status 500)")
 
 
 def test_messages_go_to_stderr_and_data_to_stdout(cli: Cli) -> None:
@@ -183,18 +183,25 @@ def test_progress_bars_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch, capsy
 
 
 def test_every_code_of_the_message_catalogue_is_a_sentence() -> None:
+    """One table, the SDK's: every code the server answers has a sentence, which the CLI prints as it is."""
     import re
 
     import wasdi_server.errors as server_errors
-    from wasdi_cli.messages import CODES, sentence
+    from wasdi_cli.messages import NEXT_COMMAND, sentence
     from wasdi_sdk import BadRequestError
+    from wasdi_sdk.messages import SENTENCES
 
     server_codes = set(re.findall(r'"(MSG_[A-Z_0-9]+)"', "".join(
         p.read_text() for p in Path(server_errors.__file__).parent.rglob("*.py"))))
-    assert server_codes <= set(CODES), sorted(server_codes - set(CODES))
-    for code, text in CODES.items():
-        assert sentence(BadRequestError(code, status=400)) == text and "MSG_" not in text
+    assert server_codes <= set(SENTENCES), sorted(server_codes - set(SENTENCES))
+    assert set(NEXT_COMMAND) <= set(SENTENCES)
+    for code, text in SENTENCES.items():
+        error = BadRequestError(code, status=400)
+        assert error.message == text and error.code == code and "MSG_" not in text
+        assert sentence(error).startswith(text) and "MSG_" not in sentence(error)
     assert sentence(BadRequestError("Bad Request", status=400)).startswith("the server refused the request")
+    cli_sources = "".join(p.read_text() for p in (Path(server_errors.__file__).parents[1] / "wasdi_cli").rglob("*.py"))
+    assert not any(f'"{text}"' in cli_sources for text in SENTENCES.values()), "the CLI has no copy of the table"
 
 
 def test_cannot_reach_the_server_says_how_to_start_one(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -204,3 +211,22 @@ def test_cannot_reach_the_server_says_how_to_start_one(cli: Cli, monkeypatch: py
     monkeypatch.setattr(connection, "make_client", _raiser(APIConnectionError("cannot reach http://127.0.0.1:9")))
     result = cli("ws", "list")
     assert result.exit_code == 3 and "'wasdi server start'" in result.stderr
+
+
+def test_one_date_format_in_every_table() -> None:
+    """Every way the service writes a time reads the same in a table, through one helper."""
+    import re
+    from datetime import UTC, datetime
+
+    from wasdi_cli.output import when
+
+    expected = "2024-01-18 10:33:51 UTC"
+    for value in (1705574031000, 1705574031000.0, "1705574031000", "2024-01-18T10:33:51.000Z",
+                  "2024-01-18 10:33:51", "Thu Jan 18 10:33:51 UTC 2024", datetime(2024, 1, 18, 10, 33, 51, tzinfo=UTC)):
+        assert when(value) == expected, value
+    assert when(None) == "" and when("soon") == "soon"
+    commands = Path(__file__).resolve().parents[2] / "src" / "wasdi_cli" / "commands"
+    for source in commands.glob("*.py"):
+        text = source.read_text()
+        raw_dates = re.findall(r'lambda (\w): \1\.\w*(?:_date|_timestamp|_login)\)', text)
+        assert not raw_dates and "strftime(\"%Y" not in text.replace("%Y-%m-%dT%H:%M:%S.000Z", ""), source.name

@@ -44,7 +44,13 @@ def test_publish_without_waiting_says_what_to_do_next(alice: Cli) -> None:
 
 def test_publish_errors_are_sentences(alice: Cli) -> None:
     no_band = alice("maps", "publish", "scene.tif", "nir", "--ws", "floods")
-    assert no_band.exit_code == 1 and "no band 'nir'" in no_band.stderr and "wasdi products show" in no_band.stderr
+    assert no_band.exit_code == 1 and "has no band 'nir'" in no_band.stderr and "red" in no_band.stderr
+    assert alice("ws", "create", "Floods 2024").exit_code == 0
+    no_product = alice("maps", "publish", "nosuch.tif", "B04", "--ws", "Floods 2024")
+    assert no_product.exit_code == 1 and "no band" not in no_product.stderr
+    assert "there is no product 'nosuch.tif' in workspace 'Floods 2024'" in no_product.stderr
+    # the suggested command is pasteable: the name with a space is quoted
+    assert no_product.stderr.rstrip().endswith("list them with: wasdi products list --ws 'Floods 2024'")
     no_style = alice("maps", "publish", "scene.tif", "red", "--ws", "floods", "--style", "nope")
     assert no_style.exit_code == 1 and "no style has the id or name 'nope'" in no_style.stderr
 
@@ -76,3 +82,22 @@ def test_url_checks_the_layer_and_can_carry_the_token(alice: Cli) -> None:
     assert with_token == f"http://testserver/wms?token={alice.token()}"
     missing = alice("maps", "url", "wasdi_nope")
     assert missing.exit_code == 1 and "no layer 'wasdi_nope'" in missing.stderr
+
+
+def test_maps_list_shows_the_layers_of_a_workspace(alice: Cli) -> None:
+    empty = alice("maps", "list", "--ws", "floods")
+    assert empty.exit_code == 0 and empty.stdout == "" and "No map layers in workspace 'floods'" in empty.stderr
+    published = alice("maps", "publish", "scene.tif", "red", "--ws", "floods", "--wait")
+    layer_id = published.stderr.split("Published as layer ", 1)[1].split(":", 1)[0]
+    assert layer_id.startswith("wasdi_")
+    table = alice("maps", "list", "--ws", "floods")
+    assert table.exit_code == 0, table.output
+    header, row = [line.split() for line in table.stdout.splitlines() if line.strip() and "───" not in line][:2]
+    assert header == ["layer", "product", "band", "style"] and row[:3] == [layer_id, "scene.tif", "red"]
+    assert alice("maps", "list", "--ws", "floods", "-q").stdout == f"{layer_id}\n"
+    rows = json.loads(alice("maps", "list", "--ws", "floods", "--json").stdout)
+    assert [(r["layerId"], r["productName"], r["bandName"]) for r in rows] == [(layer_id, "scene.tif", "red")]
+    shown = alice("products", "show", "scene.tif", "--ws", "floods")
+    assert f"red: layer {layer_id}" in shown.stdout
+    missing = alice("maps", "preview", "wasdi_nope", "-o", "x.png")
+    assert "'wasdi maps list --ws WORKSPACE'" in missing.stderr

@@ -221,7 +221,7 @@ def test_delete_several_in_the_background(alice: Cli, ws: str, tif: Path, tmp_pa
     upload(alice, make_geotiff(tmp_path / "c.tif", count=1))
     result = alice("products", "delete", "scene.tif", "b.tif", "--ws", "floods", "--yes")
     assert result.exit_code == 0, result.output
-    assert "Deleted scene.tif, b.tif" in result.stderr
+    assert "Deleted 2 products: scene.tif, b.tif" in result.stderr
     assert alice.sdk(alice.token()).products.list_names(ws) == ["c.tif"]
 
 

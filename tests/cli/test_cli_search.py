@@ -48,7 +48,7 @@ def test_search_table(alice: Cli) -> None:
     body = rows[2:] if set(rows[1].strip()) <= {"─", "-", " "} else rows[1:]
     assert [r.split()[0] for r in body] == [S2_L2A_JAN05, S2_L1C_JAN15_UTM, FLOOD_JAN20, INDEX_S2_JAN25]
     first = body[0].split()
-    assert first[1:5] == ["2023-01-05", "10:14:11", "Sentinel-2", "S2MSI2A"] and first[-1] == "AUTO"
+    assert first[1:6] == ["2023-01-05", "10:14:11", "UTC", "Sentinel-2", "S2MSI2A"] and first[-1] == "AUTO"
     assert result.stderr == ""
 
 
@@ -101,6 +101,17 @@ def test_search_nothing_found(alice: Cli) -> None:
 def test_search_usage_errors(alice: Cli, args: tuple[str, ...]) -> None:
     result = alice("search", "--platform", "S2", *args)
     assert result.exit_code == 2, result.output
+
+
+def test_impossible_and_swapped_dates_are_refused_as_such(alice: Cli) -> None:
+    impossible = alice("search", "--platform", "S2", "--from", "2024-13-01")
+    assert impossible.exit_code == 2 and "no access" not in impossible.stderr
+    assert "--from: '2024-13-01' is not a date: give it as YYYY-MM-DD" in impossible.stderr
+    feb30 = alice("search", "--platform", "S2", "--from", "2024-01-01", "--to", "2024-02-30")
+    assert feb30.exit_code == 2 and "--to: '2024-02-30' is not a date" in feb30.stderr
+    swapped = alice("search", "--platform", "S2", "--from", "2024-01-31", "--to", "2024-01-01")
+    assert swapped.exit_code == 2 and "--from 2024-01-31 is after --to 2024-01-01" in swapped.stderr
+    assert "No products found" not in swapped.stderr
 
 
 def test_search_failures(alice: Cli) -> None:

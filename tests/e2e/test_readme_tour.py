@@ -1,4 +1,5 @@
-"""The README's tour, to the letter: its commands, in order, against a server started as ``make run`` starts it.
+"""The README's tour, to the letter: its commands, in order, against a server started as ``make run`` starts it;
+then the command blocks of "Beyond the tour", in order, in one shell, on the same server's sample data.
 
 The server is started by what ``make run PORT=<a free port>`` runs (this venv's programs), in a fresh
 folder, so the README, the Makefile and this test cannot drift apart.  Each ``console``
@@ -7,6 +8,11 @@ stands for any text within a line; a line holding only ``…`` for any number of
 substitutions: the free port for ``8080`` (and one for the SFTP service), and the admin password
 ``make run`` printed for its placeholder.  The Python blocks then run as written (the official library's
 reads the ``config.json`` block).
+
+"Beyond the tour" is made of ``sh`` blocks of commands, each of which must exit 0.  What the reader brings is
+brought: a SNAP graph ``ndvi.xml``, and (as settings, not changes to the page) a stand-in for SNAP's ``gpt`` and
+the test wheelhouse for app environments.  Commands that run "until Ctrl-C" get a Ctrl-C after a few seconds
+and must end with 130.  ``NOT_RUN`` names the few lines this test cannot run, and why.
 """
 
 from __future__ import annotations
@@ -20,7 +26,9 @@ import time
 from pathlib import Path
 
 import httpx
+from tests.app_support import wheelhouse
 from tests.e2e.conftest import free_port
+from tests.server.snap import STAND_IN_GPT, graph
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -29,11 +37,26 @@ ELLIPSIS = "…"
 COMMAND_TIMEOUT = 120.0
 
 
-def tour_section() -> str:
+def readme_section(title: str) -> str:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    start = text.index("## A five-minute tour")
+    start = text.index(f"## {title}")
     end = text.index("\n## ", start + 1)
     return text[start:end]
+
+
+def tour_section() -> str:
+    return readme_section("A five-minute tour")
+
+
+NOT_RUN = {
+    "sftp -P": "an interactive SFTP session: it asks for the password at the keyboard (the service is tested "
+               "with a scripted client in tests/server/test_sftp_service.py)",
+    "WASDI_SERVER_STORE_URL=postgresql": "starts a compute node of a PostgreSQL deployment (tests/e2e/"
+                                         "test_nodes_e2e.py runs one)",
+}
+"""Lines of "Beyond the tour" this test does not run (a prefix of the command line), and why."""
+CTRL_C_AFTER = 4.0
+"""Seconds after which a command that runs until Ctrl-C gets it."""
 
 
 def blocks(section: str, language: str) -> list[str]:
@@ -97,6 +120,10 @@ def test_the_readme_tour_works_as_written(tmp_path: Path) -> None:
     folder.mkdir()
     (folder / ".venv").symlink_to(BIN.parent)  # the tour runs `source .venv/bin/activate`
     env = tour_env(tmp_path)
+    # What a reader of "Beyond the tour" has: SNAP's gpt (here a stand-in) and a package index (here the wheelhouse).
+    env.update(WASDI_SERVER_SNAP_GPT=str(stand_in_gpt(tmp_path / "snap")),
+               WASDI_SERVER_APPS_FIND_LINKS=str(wheelhouse()), WASDI_SERVER_APPS_OFFLINE="true")
+    (folder / "ndvi.xml").write_bytes(graph())
     *setup, serve = make_run_recipe(port)
     for line in setup:
         done = subprocess.run(line, shell=True, cwd=folder, env=env, capture_output=True, text=True, timeout=120,
@@ -107,6 +134,7 @@ def test_the_readme_tour_works_as_written(tmp_path: Path) -> None:
     try:
         password = wait_for_admin_password(tmp_path / "server.log", port, server)
         run_the_tour(folder, env, port, password)
+        run_beyond_the_tour(folder, env)
     finally:
         server.terminate()
         try:
@@ -163,6 +191,66 @@ def run_the_tour(folder: Path, env: dict[str, str], port: int, password: str) ->
                               timeout=COMMAND_TIMEOUT, check=False)
         assert done.returncode == 0, f"{code}\n{done.stdout}\n{done.stderr}"
     assert "Floods 2024" in done.stdout and "Hello" in done.stdout, done.stdout
+
+
+def stand_in_gpt(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    gpt = folder / "gpt"
+    gpt.write_text(STAND_IN_GPT.format(python=sys.executable))
+    gpt.chmod(0o755)
+    return gpt
+
+
+DOC_PAGES = ("search.md", "maps.md")
+"""Reference pages whose command blocks run after "Beyond the tour", in the same shell (the tutorials are run by
+tests/docs/test_tutorials.py)."""
+
+
+def beyond_commands() -> list[str]:
+    """The command lines of the ``sh`` blocks of "Beyond the tour", then of ``DOC_PAGES``, continuation lines
+    joined."""
+    commands = []
+    texts = [readme_section("Beyond the tour"), *((ROOT / "docs" / page).read_text(encoding="utf-8")
+                                                   for page in DOC_PAGES)]
+    for block in (block for text in texts for block in blocks(text, "sh")):
+        for line in block.replace("\\\n", " ").splitlines():
+            if line.strip() and not line.lstrip().startswith("#"):
+                commands.append(line.strip())
+    return commands
+
+
+def run_beyond_the_tour(folder: Path, env: dict[str, str]) -> None:
+    marker = "@@@ exit status"
+    script, ran = ["exec 2>&1"], []
+    for command in beyond_commands():
+        if any(command.startswith(prefix) for prefix in NOT_RUN):
+            continue
+        if "until Ctrl-C" in command:
+            command = f"timeout --preserve-status -s INT {CTRL_C_AFTER} {command}"
+        script.append(f"echo '{marker} start'\n{command}\necho '{marker}' $?")
+        ran.append(command)
+    done = subprocess.run(["bash", "-c", "\n".join(script)], cwd=folder, env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, timeout=600, check=False)
+    chunks = done.stdout.split(f"{marker} start")[1:]
+    assert len(chunks) == len(ran), f"the shell stopped early:\n{done.stdout}"
+    for command, chunk in zip(ran, chunks, strict=True):
+        output, _, status = chunk.rpartition(marker)
+        expected = "130" if command.startswith("timeout --preserve-status") else "0"
+        assert status.strip() == expected, f"$ {command}\nexit {status.strip()}:\n{output}"
+    assert len(ran) >= 26, ran
+    (folder.parent / "beyond.log").write_text(done.stdout, encoding="utf-8")  # for a person reading a failure
+    assert (folder / "scene.png").read_bytes().startswith(b"\x89PNG")
+    said = done.stdout
+    for sentence in ("Installed six==1.16.0 in app 'hello'", "Closed 0 stale processes", "load (1 min)"):
+        assert sentence in said, sentence
+    assert re.search(r"^layer +product +band +style", said, flags=re.M), said
+
+
+def test_beyond_the_tour_runs_every_line_but_those_named() -> None:
+    commands = beyond_commands()
+    skipped = [c for c in commands if any(c.startswith(prefix) for prefix in NOT_RUN)]
+    assert len(skipped) == len(NOT_RUN), "each line not run is named once, and is still in the README"
+    assert "wasdi reviews add hello --vote 4 --title \"useful\"" in commands
 
 
 def test_the_transcript_matcher() -> None:

@@ -1,6 +1,6 @@
 """One of each mechanism in src/: a second hand-written LRU cache, size formatter, zip streamer, atomic write,
 folder fsync, main-node test or date conversion fails here, naming the file (issue 22, item 7).  The one of each:
-``wasdi_server.bounded_cache``, ``wasdi_server.sizes``, ``wasdi_server.zip_streams``,
+``wasdi_server.bounded_cache``, ``wasdi_sdk.units``, ``wasdi_server.zip_streams``,
 ``wasdi_sdk.atomic_files``, ``wasdi_server.nodes.identity.is_main_node``, ``wasdi_server.dates``."""
 
 from __future__ import annotations
@@ -31,16 +31,17 @@ def calls(text: str) -> set[str]:
 RULES: list[tuple[str, str, set[str]]] = [
     # what, a pattern over the called names or the text, where it may stand
     ("an LRU of its own", r"move_to_end|popitem|OrderedDict", {"wasdi_server/bounded_cache.py"}),
-    ("a size formatter", r"def (human_size|search_size)\b|\"KB\", \"MB\"", {"wasdi_server/sizes.py"}),
+    ("a size formatter", r"def (human_size|search_size)\b|\"KB\", \"MB\"", {"wasdi_sdk/units.py"}),
     ("a zip streamer", r"ZipFile\([^)]*\"w\"", {"wasdi_server/zip_streams.py", "wasdi_cli/commands/apps.py"}),
     ("an fsync of a folder", r"def fsync_(dir|folder|directory)\b", {"wasdi_sdk/atomic_files.py"}),
     ("a main-node test", r"== MAIN_NODE|== \"wasdi\"|!= \"wasdi\"", {"wasdi_server/nodes/identity.py"}),
     ("a date conversion", r"\b(fromtimestamp|strptime|fromisoformat|gmtime|time\.strftime)\(|datetime\.now\(",
      {"wasdi_server/dates.py", "wasdi_sdk/resources/subscriptions.py", "wasdi_sdk/_async/resources/subscriptions.py",
-      "wasdi_cli/output.py", "wasdi_cli/commands/market.py", "wasdi_cli/commands/workspaces.py"}),
+      "wasdi_sdk/search_query.py", "wasdi_cli/output.py", "wasdi_cli/commands/market.py",
+      "wasdi_cli/commands/workspaces.py"}),
 ]
-"""The CLI's and the SDK's own date texts (what they send, what they show in local time) are theirs: they cannot
-import the server's helper."""
+"""The CLI's and the SDK's own date texts (what they send and check, what they show in local time) are theirs:
+they cannot import the server's helper."""
 
 
 @pytest.mark.parametrize(("what", "pattern", "home"), RULES, ids=[r[0] for r in RULES])

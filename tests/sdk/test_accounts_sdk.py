@@ -144,7 +144,7 @@ def test_errors_by_meaning(server: Server, alice: Person) -> None:
     anonymous = server.sdk()
     with pytest.raises(AuthenticationError) as info:
         anonymous.organizations.list()
-    assert info.value.status == 401 and info.value.message == "MSG_ERROR_INVALID_SESSION"
+    assert info.value.status == 401 and info.value.code == "MSG_ERROR_INVALID_SESSION"
     with pytest.raises(BadRequestError):
         server.sdk(alice).subscriptions.create(type_id="Platinum")
 

@@ -39,6 +39,7 @@ def test_wrong_password(server: Server, alice: Person) -> None:
     with server.sdk() as client, pytest.raises(AuthenticationError) as info:
         client.auth.login("alice@example.org", "not-the-password")
     assert info.value.style is Style.MARKER
+    assert info.value.message == "wrong user or password" and str(info.value).startswith("wrong user or password")
 
 
 def test_sharing_errors_by_meaning(server: Server, alice: Person, bob: Person) -> None:
@@ -48,10 +49,14 @@ def test_sharing_errors_by_meaning(server: Server, alice: Person, bob: Person) -
     assert ws_id
     with pytest.raises(BadRequestError) as self_share:
         owner.workspaces.share_add(workspace=ws_id, user_id=alice.user_id)
-    assert self_share.value.message == "MSG_ERROR_SHARING_WITH_ONESELF"
+    assert self_share.value.code == "MSG_ERROR_SHARING_WITH_ONESELF"
+    assert self_share.value.message == "you cannot share something with yourself"
     with pytest.raises(PermissionDeniedError) as denied:
         stranger.workspaces.delete(ws_id)
     assert denied.value.style is Style.STATUS
+    # a sentence for people, the server's code for programs
+    assert denied.value.message.startswith("you have no access to this workspace")
+    assert denied.value.code == "MSG_ERROR_NO_ACCESS_RIGHTS_OBJECT_WORKSPACE" and "MSG_" not in denied.value.message
     with pytest.raises(EmptyResultError):
         stranger.workspaces.get(ws_id)
     assert stranger.workspaces.share_list(ws_id) == []

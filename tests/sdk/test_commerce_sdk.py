@@ -184,7 +184,7 @@ def test_failure_styles_of_the_mocked_answers(client: WasdiClient) -> None:
         200, json={"boolValue": False, "intValue": 500, "stringValue": "MSG_ERROR_IN_DELETE_PROCESS"}))
     with pytest.raises(ServerError) as failed:
         client.nodes.share_delete(node="n", user_id="u")
-    assert failed.value.style is Style.MARKER and failed.value.message == "MSG_ERROR_IN_DELETE_PROCESS"
+    assert failed.value.style is Style.MARKER and failed.value.code == "MSG_ERROR_IN_DELETE_PROCESS"
     respx.get(f"{BASE}/node/share/bynode").mock(return_value=httpx.Response(200, json=[]))
     assert client.nodes.share_list("n") == []
     respx.get(f"{BASE}/credits/local/confirmation/cs_1").mock(return_value=httpx.Response(500))

@@ -245,3 +245,13 @@ def test_requests_on_the_wire() -> None:
         assert "providers" not in sent.url.params  # the server's default, AUTO
         assert sent.headers["content-type"] == "application/json"
         assert "providers" not in cl.calls.last.request.url.params
+
+
+def test_build_query_refuses_impossible_and_swapped_days() -> None:
+    from wasdi_sdk.search_query import build_query
+
+    with pytest.raises(ValueError, match="'2024-13-01' is not a date"):
+        build_query("S2", "2024-13-01", "2024-12-31")
+    with pytest.raises(ValueError, match="is after the last day"):
+        build_query("S2", "2024-02-01", "2024-01-01")
+    assert "2024-01-01T00:00:00.000Z TO 2024-01-01T23:59:59.999Z" in build_query("S2", "2024-01-01", "2024-01-01")

@@ -452,7 +452,8 @@ def test_clean_queue_moves_created_to_error(server: Server, admin: Person, alice
     running = process(server, alice, "RUNNING", changed_ago_s=5)
     done = process(server, alice, "DONE", changed_ago_s=5)
     other_node = process(server, alice, "CREATED", changed_ago_s=5, nodeCode="elsewhere")
-    assert server.delete("/admin/cleanProcessesQueue", admin).status_code == 200
+    answer = server.delete("/admin/cleanProcessesQueue", admin)
+    assert answer.status_code == 200 and answer.headers["X-Wasdi-Closed-Count"] == "1" and not answer.content
     status = {pid: server.services.processes.get(pid)["status"] for pid in (queued, running, done, other_node)}
     assert status == {queued: "ERROR", running: "RUNNING", done: "DONE", other_node: "CREATED"}
     assert server.services.processes.get(queued)["operationEndTimestamp"]

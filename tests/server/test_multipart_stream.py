@@ -90,6 +90,78 @@ def test_a_file_part_is_renamed_into_place_not_copied(tmp_path: Path) -> None:
     assert list((tmp_path / "spool").iterdir()) == []
 
 
+def test_the_spool_goes_on_receiving_while_the_disk_is_busy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the disk stalls: the parser still takes WRITES_AHEAD chunks without waiting, and the bytes all land once it
+    # moves again
+    disk_moves = threading.Event()
+    real_write_all = multipart_stream._write_all
+
+    def stalled(out: io.FileIO, data: memoryview) -> None:
+        disk_moves.wait(30)
+        real_write_all(out, data)
+
+    monkeypatch.setattr(multipart_stream, "_write_all", stalled)
+    chunk = 64 * 1024
+    content = os.urandom(chunk * (multipart_stream.WRITES_AHEAD - 2))
+    content_type, body = encoded({"file": ("big.bin", content)})
+    boundary = boundary_of(content_type)
+    assert boundary is not None
+    spool = MultipartSpool(boundary, tmp_path / "spool")
+    started = time.monotonic()
+    for pos in range(0, len(body), chunk):
+        spool.append(body[pos:pos + chunk])
+    assert time.monotonic() - started < 10  # not one chunk waited for the disk
+    disk_moves.set()
+    part = spool.getfile().part("file")
+    assert part is not None and part.path is not None and part.path.read_bytes() == content
+    spool.close()
+    assert list((tmp_path / "spool").iterdir()) == []
+
+
+def test_an_upload_that_ends_unfinished_skips_the_writes_still_queued(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    disk_moves = threading.Event()
+    writes: list[int] = []
+
+    def stalled(out: io.FileIO, data: memoryview) -> None:
+        writes.append(len(data))
+        disk_moves.wait(30)
+
+    monkeypatch.setattr(multipart_stream, "_write_all", stalled)
+    content_type, body = encoded({"file": ("big.bin", os.urandom(64 * 1024 * 8))})
+    boundary = boundary_of(content_type)
+    assert boundary is not None
+    spool = MultipartSpool(boundary, tmp_path / "spool")
+    for pos in range(0, len(body) // 2, 64 * 1024):  # the client goes away half way
+        spool.append(body[pos:pos + 64 * 1024])
+    writer = spool._writer
+    assert writer is not None
+    closing = threading.Thread(target=spool.close)
+    closing.start()
+    deadline = time.monotonic() + 10
+    while not writer._abandoned and time.monotonic() < deadline:
+        time.sleep(0.01)
+    disk_moves.set()
+    closing.join(10)
+    assert not closing.is_alive() and len(writes) == 1  # the write under way, and none of those queued behind it
+    assert list((tmp_path / "spool").iterdir()) == []
+
+
+def test_a_write_that_fails_behind_the_parser_is_raised_to_the_server(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    def disk_full(out: io.FileIO, data: memoryview) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(multipart_stream, "_write_all", disk_full)
+    content_type, body = encoded({"file": ("big.bin", os.urandom(300_000))})
+    spool = feed(content_type, body, tmp_path / "spool", random.Random(2))
+    with pytest.raises(OSError) as failed:
+        spool.flush()
+    assert failed.value.errno == errno.ENOSPC
+    spool.close()
+    assert list((tmp_path / "spool").iterdir()) == []
+
+
 @pytest.mark.parametrize("body", [
     b"no delimiter at all",
     b"--BOUNDARY\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a\"\r\n\r\ncut short",
@@ -213,17 +285,23 @@ def test_the_server_reads_sockets_in_big_chunks_and_returns_freed_memory() -> No
     assert done.stdout.strip() == "True"
 
 
+@pytest.mark.parametrize("failing", ["parser", "writer"])
 def test_a_spool_that_cannot_be_written_is_a_500_and_leaves_nothing(served: tuple[Server, str, Path],
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+                                                                    monkeypatch: pytest.MonkeyPatch,
+                                                                    failing: str) -> None:
     app_server, base_url, spool = served
-    alice = app_server.add_user("alice@example.org")
+    alice = app_server.add_user(f"alice-{failing}@example.org")
     with WasdiClient(base_url=base_url, session_token=alice.token, max_retries=0) as client:
         ws = client.workspaces.create(name="full").string_value or ""
 
-    def disk_full(self: MultipartSpool, data: bytes, start: int, end: int) -> None:
+    def disk_full(*args: object) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(MultipartSpool, "_content", disk_full)
+    # the parser's own step, or the write its thread does behind it
+    if failing == "parser":
+        monkeypatch.setattr(MultipartSpool, "_content", disk_full)
+    else:
+        monkeypatch.setattr(multipart_stream, "_write_all", disk_full)
     content_type, body = encoded({"file": ("x.bin", os.urandom(200_000))})
     with httpx.Client(base_url=base_url, timeout=30) as http:
         try:

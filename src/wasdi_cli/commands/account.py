@@ -8,7 +8,7 @@ import typer
 from .. import connection
 from ..errors import USAGE, CliError
 from ..options import BaseUrlOpt, JsonOpt, ProfileOpt, QuietOpt
-from ..output import Output, epoch_ms, message
+from ..output import Output, message, when
 
 app = typer.Typer(name="account", help="Your account: register, validate, change or reset the password, edit the "
                                        "profile, list the missions you may search.", no_args_is_help=True)
@@ -38,7 +38,7 @@ PRIVATE_COLUMNS = (
     ("index", lambda m: m.mission_index_value),
     ("owner", lambda m: m.mission_owner),
     ("permission", lambda m: m.permission_type),
-    ("since", lambda m: epoch_ms(m.permission_creation_date)),
+    ("since", lambda m: when(m.permission_creation_date)),
 )
 
 

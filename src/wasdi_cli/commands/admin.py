@@ -3,7 +3,7 @@ and the process queue.  Every command but ``permissions types`` needs an admin's
 
 import json as jsonlib
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -11,10 +11,11 @@ from .. import connection, output
 from ..errors import USAGE, CliError
 from ..lookup import by_id_or_name
 from ..options import BaseUrlOpt, JsonOpt, ProfileOpt, QuietOpt, YesOpt
-from ..output import Output, message
+from ..output import Output, cell, message, when
 
 if TYPE_CHECKING:
     from wasdi_sdk import WasdiClient
+    from wasdi_sdk.models import UserListViewModel
 
 app = typer.Typer(name="admin", help="Operators' console: users, workspaces, apps, resources, permissions, node "
                                      "metrics and the process queue (admins).", no_args_is_help=True)
@@ -42,7 +43,7 @@ USER_COLUMNS = (
     ("nickname", lambda u: u.public_nick_name),
     ("type", lambda u: u.type),
     ("active", lambda u: u.active),
-    ("last login", lambda u: u.last_login),
+    ("last login", lambda u: when(u.last_login)),
 )
 FOUND_USER_COLUMNS = (
     ("user", lambda u: u.user_id),
@@ -55,8 +56,8 @@ USER_FIELDS = (
     ("user", lambda u: u.user_id), ("name", lambda u: u.name), ("surname", lambda u: u.surname),
     ("nickname", lambda u: u.public_nick_name), ("role", lambda u: u.role), ("type", lambda u: u.type),
     ("active", lambda u: u.active), ("default node", lambda u: u.default_node),
-    ("registered", lambda u: u.registration_date), ("confirmed", lambda u: u.confirmation_date),
-    ("last login", lambda u: u.last_login), ("link", lambda u: u.link), ("description", lambda u: u.description),
+    ("registered", lambda u: when(u.registration_date)), ("confirmed", lambda u: when(u.confirmation_date)),
+    ("last login", lambda u: when(u.last_login)), ("link", lambda u: u.link), ("description", lambda u: u.description),
 )
 SUMMARY_FIELDS = (
     ("users", lambda s: s.total_users), ("without subscription", lambda s: s.none_users),
@@ -78,7 +79,7 @@ RESOURCE_COLUMNS = (
 PERMISSION_COLUMNS = (
     ("type", lambda p: p.resource_type), ("resource", lambda p: p.resource_id), ("user", lambda p: p.user_id),
     ("owner", lambda p: p.owner_id), ("rights", lambda p: p.permissions), ("by", lambda p: p.created_by),
-    ("since", lambda p: output.epoch_ms(p.created_date)),
+    ("since", lambda p: when(p.created_date)),
 )
 USER_PAGE = 1000
 SEARCHABLE = ("WORKSPACE", "PROCESSOR", "SUBSCRIPTION", "ORGANIZATION", "WORKFLOW", "STYLE")
@@ -89,7 +90,7 @@ def resolve_user(client: "WasdiClient", value: str) -> str:
     if "@" in value:
         return value.strip().lower()
     # Nicknames are not searchable on the server: walk the user list a page at a time.
-    found = []
+    found: list[UserListViewModel] = []
     while True:
         page = client.admin.list_users(offset=len(found), limit=USER_PAGE)
         found += page
@@ -286,7 +287,8 @@ def permissions_add(
         user_id = resolve_user(client, user)
         client.admin.add_resource_permission(resource_type=resource_type.upper(), resource_id=resource_id,
                                              user_id=user_id, rights="write" if write else "read")
-    message(f"Shared {resource_type.lower()} {resource_id} with {user_id} ({'write' if write else 'read'})")
+    shown = resource_id if resource == resource_id else f"'{resource}' ({resource_id})"
+    message(f"Shared {resource_type.lower()} {shown} with {user_id} ({'write' if write else 'read'})")
 
 
 @permissions_app.command("remove")
@@ -314,15 +316,32 @@ def permissions_types(profile: ProfileOpt = None, base_url: BaseUrlOpt = None, j
 
 
 # -- metrics ----------------------------------------------------------------------------------------------
+def _size(value: Any) -> str:
+    from wasdi_sdk.units import human_size
+
+    return human_size(value) if isinstance(value, int | float) and not isinstance(value, bool) else cell(value)
+
+
+def _decimals(value: Any, places: int = 2) -> str:
+    """A measured number, rounded for reading (a load of 0.38037109375 is 0.38)."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return f"{round(float(value), places):g}"
+    return cell(value)
+
+
+def _percent(value: Any) -> str:
+    return f"{_decimals(value, 1)} %" if isinstance(value, int | float) and not isinstance(value, bool) else cell(value)
+
+
 METRICS_FIELDS = (
     ("node", lambda m: m.node),
-    ("time", lambda m: output.epoch_ms((m.timestamp or {}).get("millis"))),
+    ("time", lambda m: when((m.timestamp or {}).get("millis"))),
     ("cpus", lambda m: ((m.cpu or {}).get("count") or {}).get("logical")),
-    ("load (1 min)", lambda m: (((m.cpu or {}).get("load") or {}).get("absolute") or {}).get("load1")),
-    ("memory used %", lambda m: (m.memory or {}).get("percentageUsed")),
-    ("memory available", lambda m: (m.memory or {}).get("absoluteAvailable")),
-    ("disk used %", lambda m: ((m.disks or [{}])[0]).get("percentageUsed")),
-    ("disk available", lambda m: ((m.disks or [{}])[0]).get("absoluteAvailable")),
+    ("load (1 min)", lambda m: _decimals((((m.cpu or {}).get("load") or {}).get("absolute") or {}).get("load1"))),
+    ("memory used", lambda m: _percent((m.memory or {}).get("percentageUsed"))),
+    ("memory available", lambda m: _size((m.memory or {}).get("absoluteAvailable"))),
+    ("disk used", lambda m: _percent(((m.disks or [{}])[0]).get("percentageUsed"))),
+    ("disk available", lambda m: _size(((m.disks or [{}])[0]).get("absoluteAvailable"))),
     ("licences", lambda m: ", ".join(str(x.get("name")) for x in m.licenses or [] if x.get("status"))),
 )
 
@@ -370,8 +389,9 @@ def clean_queue(
     """Move every queued (CREATED) process of the node to ERROR, or with --stale the stale ones."""
     confirm("Close every stale process?" if stale else "Move every queued process to ERROR?", yes)
     with connection.client(profile, base_url) as client:
-        if stale:
-            client.admin.clean_old_processes()
-        else:
-            client.admin.clean_processes_queue()
-    message("Closed the stale processes" if stale else "Emptied the process queue")
+        closed = client.admin.clean_old_processes() if stale else client.admin.clean_processes_queue()
+    what = "stale" if stale else "queued"
+    if closed is None:  # a server that does not say how many
+        message(f"Closed the {what} processes")
+    else:
+        message(f"Closed {closed} {what} process{'' if closed == 1 else 'es'}")

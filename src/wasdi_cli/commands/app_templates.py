@@ -13,7 +13,7 @@ from .. import connection, output
 from ..apps_lookup import AppArg, TemplateArg, require_app, resolve_template, template_label
 from ..errors import USAGE, CliError
 from ..options import BaseUrlOpt, JsonOpt, ProfileOpt, QuietOpt, YesOpt
-from ..output import Output, message
+from ..output import Output, message, when
 from ..sharing import add_share_commands
 
 app = typer.Typer(name="templates", help="Parameter templates of apps: list, show, add, update, delete, share.",
@@ -29,7 +29,7 @@ LIST_COLUMNS = (
     ("id", lambda t: t.template_id),
     ("name", lambda t: t.name),
     ("owner", lambda t: t.user_id),
-    ("updated", lambda t: t.update_date),
+    ("updated", lambda t: when(t.update_date)),
     ("read-only", lambda t: t.read_only),
 )
 SHOW_FIELDS = (
@@ -38,8 +38,8 @@ SHOW_FIELDS = (
     ("app", lambda t: t.processor_id),
     ("owner", lambda t: t.user_id),
     ("description", lambda t: t.description),
-    ("created", lambda t: t.creation_date),
-    ("updated", lambda t: t.update_date),
+    ("created", lambda t: when(t.creation_date)),
+    ("updated", lambda t: when(t.update_date)),
     ("read-only", lambda t: t.read_only),
     ("parameters", lambda t: t.json_parameters),
 )

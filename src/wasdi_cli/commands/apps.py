@@ -4,6 +4,7 @@
 import fnmatch
 import json as jsonlib
 import os
+import shlex
 import sys
 from collections.abc import Iterator
 from functools import partial
@@ -17,6 +18,7 @@ from ..errors import USAGE, CliError
 from ..lookup import by_id_or_name, named
 from ..options import BaseUrlOpt, DownloadOutOpt, JsonOpt, ProfileOpt, PublicOpt, QuietOpt, YesOpt
 from ..output import Output, message, progress, save_download
+from ..waiting import follow, wait_bar
 from . import app_sharing, app_templates
 from .processes import logs as process_logs
 from .workspaces import resolve_workspace
@@ -104,8 +106,10 @@ if __name__ == "__main__":
 
 def resolve_app(client: "WasdiClient", id_or_name: str) -> tuple[str, "DeployedProcessorViewModel"]:
     """The app ``id_or_name`` identifies or names among the ones the user can see; an unknown one is an error."""
-    app_id, entry = by_id_or_name(client.processors.list(), id_or_name, id_of=lambda p: p.processor_id,
-                                  name_of=lambda p: p.processor_name, noun="app", casefold=True)
+    # (not unpacked in the same statement: mypy then solves the list entries' type as optional)
+    found = by_id_or_name(client.processors.list(), id_or_name, id_of=lambda p: p.processor_id,
+                          name_of=lambda p: p.processor_name, noun="app", casefold=True)
+    app_id, entry = found
     if entry is None:
         raise CliError(f"no app '{id_or_name}' among yours, the public ones and those shared with you "
                        "(see 'wasdi apps list')")
@@ -160,7 +164,8 @@ def new(
     folder.mkdir(parents=True, exist_ok=True)
     for file_name, text in SCAFFOLD.items():
         (folder / file_name).write_text(text.format(name=name) if "{name}" in text else text)
-    message(f"Created app '{name}' in {folder}: edit myProcessor.py, then 'wasdi apps deploy {folder} --wait'")
+    message(f"Created app '{name}' in {folder}: edit myProcessor.py, then 'wasdi apps deploy "
+            f"{shlex.quote(str(folder))} --wait'")
 
 
 @app.command()
@@ -230,6 +235,55 @@ def _wait_for_build(client: "WasdiClient", process_id: str, app_name: str) -> No
     message(f"App '{app_name}' is ready: wasdi apps run {app_name} --ws WORKSPACE --wait")
 
 
+WaitOpt = Annotated[bool, typer.Option("--wait", help="Wait until the server has done it (the end of the build log "
+                                                     "is shown if it fails).")]
+FILE_CHANGE_OPERATIONS = ("REDEPLOYPROCESSOR", "LIBRARYUPDATE")
+"""What new files queue: a rebuild when pip.txt changed, else a library refresh."""
+LOG_TAIL = 20
+"""How many of the last log lines a failed environment change shows."""
+
+
+def _process_ids(client: "WasdiClient", workspace_id: str | None, operation: str | tuple[str, ...],
+                 app_name: str) -> list[str]:
+    """The ids of the ``operation`` processes (one, or any of several) of app ``app_name``, newest first (in a
+    workspace, or the user's)."""
+    operations = (operation,) if isinstance(operation, str) else operation
+    found = (client.processes.list_by_workspace(workspace_id, operation_type=operations[0])
+             if workspace_id and len(operations) == 1 else client.processes.list_by_user())
+    return [str(p.process_obj_id) for p in found
+            if p.operation_type in operations and p.product_name == app_name and p.process_obj_id]
+
+
+def _wait_for_queued(client: "WasdiClient", workspace_id: str | None, operation: str | tuple[str, ...], app_name: str,
+                     before: set[str], doing: str, done: str) -> None:
+    """Wait for the ``operation`` the server queued after ``before`` was listed (its answer gives no id): say
+    ``done`` when it ends DONE, else fail with the end of its log."""
+    import time
+
+    from wasdi_sdk import ProcessFailedError, ProcessTimeoutError
+    from wasdi_sdk.events.waits import wait_for_process
+
+    deadline = time.monotonic() + 30
+    new = [pid for pid in _process_ids(client, workspace_id, operation, app_name) if pid not in before]
+    while not new and time.monotonic() < deadline:
+        time.sleep(0.3)
+        new = [pid for pid in _process_ids(client, workspace_id, operation, app_name) if pid not in before]
+    if not new:  # nothing queued on this node (a compute node applies it at the app's first run)
+        message(f"{done} (nothing to wait for on this node)")
+        return
+    process_id = new[0]
+    try:
+        with wait_bar(doing) as advance:
+            wait_for_process(client, process_id, poll_interval=0.5, max_interval=2.0, on_update=follow(advance))
+    except (ProcessFailedError, ProcessTimeoutError) as e:
+        rows = [row.log_row or "" for row in client.processors.list_logs(process_id)]
+        for line in rows[-LOG_TAIL:]:
+            message(line)
+        raise CliError(f"{doing} failed ({e}): {'the end of its log is above; ' if rows else ''}"
+                       f"'wasdi apps build-log {shlex.quote(app_name)}' has all of it") from e
+    message(done)
+
+
 def _parameters(value: str | None) -> str:
     import json
 
@@ -275,6 +329,9 @@ def run(
             else:
                 started = client.processors.run(name=app_name, workspace=workspace_id, params=body)
         except APIError as e:
+            if not any(p.processor_name == app_name for p in client.processors.list()):
+                raise CliError(f"there is no app named '{app_name}' that you can run; 'wasdi apps list' lists "
+                               "them (names are exact)") from e
             raise CliError(f"the server refused to run '{app_name}': {e.args[0] if e.args else e}") from e
         process_id = str(started.processing_identifier)
         Output().value(process_id)
@@ -335,10 +392,12 @@ def update(
     public: PublicOpt = None,
     timeout: TimeoutOpt = None,
     params_sample: Annotated[str | None, typer.Option("--params-sample", help="Sample parameters (JSON).")] = None,
+    wait: WaitOpt = False,
     profile: ProfileOpt = None,
     base_url: BaseUrlOpt = None,
 ) -> None:
-    """Change an app's files (rebuilt when pip.txt changes) or its description, visibility, timeout, sample."""
+    """Change an app's files (rebuilt when pip.txt changes, else its library refreshed; --wait waits for it) or
+    its description, visibility, timeout, sample."""
     import tempfile
 
     if file is None and description is None and public is None and timeout is None and params_sample is None:
@@ -360,8 +419,13 @@ def update(
                 if file.is_dir():
                     upload = Path(scratch) / "update.zip"
                     zip_folder(file, upload)
+                name = str(entry.processor_name)
+                before = set(_process_ids(client, None, FILE_CHANGE_OPERATIONS, name)) if wait else set()
                 client.processors.update_files(upload, processor_id=app_id)
             message(f"Sent new files to app {label}")
+            if wait:
+                _wait_for_queued(client, None, FILE_CHANGE_OPERATIONS, name, before,
+                                 f"Applying the new files of app '{name}'", f"App '{name}' is ready with its new files")
 
 
 @app.command()
@@ -420,13 +484,14 @@ def packages(
                                                                             "environment and its version.")] = False,
     workspace: Annotated[str | None, typer.Option("--ws", metavar="ID_OR_NAME",
                                                   help="Workspace to list a change in (needed to change).")] = None,
+    wait: WaitOpt = False,
     profile: ProfileOpt = None,
     base_url: BaseUrlOpt = None,
     json: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
-    """The packages of an app's environment; --add/--remove/--upgrade queue a change (with --ws); --history,
-    --reset and --manager-version show or reset the environment's record."""
+    """The packages of an app's environment; --add/--remove/--upgrade queue a change (with --ws; --wait waits for
+    it); --history, --reset and --manager-version show or reset the environment's record."""
     changes = [(action, value) for action, value in (("addPackage", add), ("removePackage", remove),
                                                      ("upgradePackage", upgrade)) if value]
     if len(changes) + history + reset + manager_version > 1:
@@ -455,8 +520,15 @@ def packages(
             if not workspace:
                 raise CliError("a reset rebuilds the environment, listed in a workspace: give --ws", USAGE)
             workspace_id, _ = resolve_workspace(client, workspace)
+            before = set(_process_ids(client, workspace_id, "REDEPLOYPROCESSOR", name)) if wait else set()
             client.package_manager.reset_actions(processor_id=app_id, workspace=workspace_id)
-            message(f"Reset the environment of app '{name}' to pip.txt: see 'wasdi apps build-log {name}'")
+            if wait:
+                _wait_for_queued(client, workspace_id, "REDEPLOYPROCESSOR", name, before,
+                                 f"Rebuilding the environment of app '{name}'",
+                                 f"Reset the environment of app '{name}' to pip.txt")
+                return
+            message(f"Reset the environment of app '{name}' to pip.txt: see 'wasdi apps build-log "
+                    f"{shlex.quote(name)}'")
             return
         if changes:
             if not workspace:
@@ -465,13 +537,23 @@ def packages(
             spec_name, _, version = value.partition("==")
             command = f"{action}/{spec_name}" + (f"/{version}" if version else "")
             workspace_id, _ = resolve_workspace(client, workspace)
+            before = set(_process_ids(client, workspace_id, "ENVIRONMENTUPDATE", name)) if wait else set()
             client.package_manager.update_environment(processor_id=app_id, workspace=workspace_id,
                                                       update_command=command)
-            message(f"Queued {action} {value} for app '{name}': see 'wasdi apps build-log {name}'")
+            if wait:
+                _wait_for_queued(client, workspace_id, "ENVIRONMENTUPDATE", name, before,
+                                 f"{PACKAGE_VERBS[action][0]} {value} in app '{name}'",
+                                 f"{PACKAGE_VERBS[action][1]} {value} in app '{name}'")
+                return
+            message(f"Queued {action} {value} for app '{name}' (--wait waits for it): see 'wasdi apps build-log "
+                    f"{shlex.quote(name)}'")
             return
         rows = client.package_manager.list_packages(name)
     out.items(rows, PACKAGE_COLUMNS, id_of=lambda p: p.package_name, empty="No packages.")
 
+
+PACKAGE_VERBS = {"addPackage": ("Installing", "Installed"), "removePackage": ("Removing", "Removed"),
+                 "upgradePackage": ("Upgrading", "Upgraded")}
 
 NameArg = Annotated[str, typer.Argument(metavar="NAME", help="The app's name.")]
 
@@ -538,25 +620,40 @@ RebuildWorkspaceOpt = Annotated[str | None, typer.Option("--ws", metavar="ID_OR_
 
 
 @app.command()
-def redeploy(app_ref: AppArg, workspace: RebuildWorkspaceOpt = None, profile: ProfileOpt = None,
-             base_url: BaseUrlOpt = None) -> None:
+def redeploy(app_ref: AppArg, workspace: RebuildWorkspaceOpt = None, wait: WaitOpt = False,
+             profile: ProfileOpt = None, base_url: BaseUrlOpt = None) -> None:
     """Rebuild an app's environment from its files (after a failed build, or to pick up new base images)."""
     with connection.client(profile, base_url) as client:
         app_id, entry = resolve_app(client, app_ref)
         workspace_id = resolve_workspace(client, workspace)[0] if workspace else None
+        name = str(entry.processor_name)
+        before = set(_process_ids(client, workspace_id, "REDEPLOYPROCESSOR", name)) if wait else set()
         client.processors.redeploy(app_id, workspace=workspace_id)
-    message(f"Queued a rebuild of app {named(app_id, entry)}: see 'wasdi apps build-log {app_ref}'")
+        if wait:
+            _wait_for_queued(client, workspace_id, "REDEPLOYPROCESSOR", name, before, f"Rebuilding app '{name}'",
+                             f"Rebuilt app {named(app_id, entry)}")
+            return
+    message(f"Queued a rebuild of app {named(app_id, entry)} (--wait waits for it): see 'wasdi apps build-log "
+            f"{shlex.quote(app_ref)}'")
 
 
 @app.command()
-def libupdate(app_ref: AppArg, workspace: RebuildWorkspaceOpt = None, profile: ProfileOpt = None,
-              base_url: BaseUrlOpt = None) -> None:
+def libupdate(app_ref: AppArg, workspace: RebuildWorkspaceOpt = None, wait: WaitOpt = False,
+              profile: ProfileOpt = None, base_url: BaseUrlOpt = None) -> None:
     """Refresh the official WASDI library in an app's environment, without a full rebuild."""
     with connection.client(profile, base_url) as client:
         app_id, entry = resolve_app(client, app_ref)
         workspace_id = resolve_workspace(client, workspace)[0] if workspace else None
+        name = str(entry.processor_name)
+        before = set(_process_ids(client, workspace_id, "LIBRARYUPDATE", name)) if wait else set()
         client.processors.update_libraries(app_id, workspace=workspace_id)
-    message(f"Queued a library update of app {named(app_id, entry)}: see 'wasdi apps build-log {app_ref}'")
+        if wait:
+            _wait_for_queued(client, workspace_id, "LIBRARYUPDATE", name, before,
+                             f"Updating the library of app '{name}'",
+                             f"Updated the library of app {named(app_id, entry)}")
+            return
+    message(f"Queued a library update of app {named(app_id, entry)} (--wait waits for it): see 'wasdi apps "
+            f"build-log {shlex.quote(app_ref)}'")
 
 
 @app.command("clear-build-flag")

@@ -7,7 +7,7 @@ import typer
 from .. import connection
 from ..errors import USAGE, CliError
 from ..options import BaseUrlOpt, JsonOpt, ProfileOpt, QuietOpt
-from ..output import Output, epoch_ms, message
+from ..output import Output, message, when
 
 if TYPE_CHECKING:
     from wasdi_sdk import WasdiClient
@@ -21,7 +21,7 @@ LIST_COLUMNS = (
     ("type", lambda p: p.type),
     ("credits", lambda p: p.credits_remaining),
     ("paid", lambda p: p.buy_success),
-    ("bought", lambda p: epoch_ms(p.buy_date) if p.buy_date else ""),
+    ("bought", lambda p: when(p.buy_date) if p.buy_date else ""),
 )
 
 TYPE_COLUMNS = (

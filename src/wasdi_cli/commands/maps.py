@@ -1,20 +1,21 @@
 """``wasdi maps ...``: published bands as map layers (``client.file_buffer.publish_band``, ``client.maps``)."""
 
+import shlex
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from .. import connection
 from ..errors import CliError
-from ..options import BaseUrlOpt, JsonOpt, ProfileOpt
+from ..options import BaseUrlOpt, JsonOpt, ProfileOpt, QuietOpt
 from ..output import Output, message
 from ..waiting import follow, wait_bar
 from .products import WorkspaceOpt
 from .styles import resolve_style
 from .workspaces import resolve_workspace
 
-app = typer.Typer(name="maps", help="Map layers of published bands: publish a band, preview a layer.",
+app = typer.Typer(name="maps", help="Map layers of published bands: publish a band, list and preview layers.",
                   no_args_is_help=True)
 
 LayerArg = Annotated[str, typer.Argument(metavar="LAYER", help="Layer id (layerId of a published band).")]
@@ -56,8 +57,7 @@ def publish(
                                      max_interval=5.0, on_update=follow(advance))
                 answer = client.file_buffer.publish_band(product, workspace_id, band, style=style_name)
         except EmptyResultError as e:
-            raise CliError(f"no band '{band}' in product '{product}' of the workspace ('wasdi products show "
-                           f"{product} --ws {workspace}' lists its bands)") from e
+            raise CliError(_why_not_published(client, workspace_id, workspace, product, band)) from e
         except (ProcessFailedError, ProcessTimeoutError) as e:
             raise CliError(f"the band was not published: {e}") from e
         url = client.maps.wms_url()
@@ -72,7 +72,63 @@ def publish(
                 "--with-token')")
         return
     Output().value(url)
-    message(f"Drawing the layer (process {answer.payload}); run again with --wait to get its layer id")
+    message(f"Drawing the layer (process {answer.payload}); once drawn, 'wasdi maps list --ws "
+            f"{shlex.quote(workspace)}' shows its layer id (--wait waits for it)")
+
+
+def _why_not_published(client: Any, workspace_id: str, workspace: str, product: str, band: str) -> str:
+    """Which of the two is missing, the product or its band, and the command that lists what there is."""
+    from wasdi_sdk import EmptyResultError
+
+    try:
+        details = client.products.get(product, workspace_id)
+    except EmptyResultError:
+        return (f"there is no product '{product}' in workspace '{workspace}'; list them with: wasdi products list "
+                f"--ws {shlex.quote(workspace)}")
+    group = details.bands_groups
+    names = [str(b.name) for b in (group.bands if group else None) or []]
+    if not names:
+        return f"product '{product}' has no bands to publish (it is not a raster this server can read)"
+    return f"product '{product}' has no band '{band}'; its bands: {', '.join(names)}"
+
+
+class LayerRow(dict[str, Any]):
+    """A map layer as ``wasdi maps list`` shows it (its JSON is these fields)."""
+
+    def to_wire(self, *, keep_none: bool = False) -> dict[str, Any]:
+        return dict(self) if keep_none else {k: v for k, v in self.items() if v is not None}
+
+
+def published_layers(products: list[Any]) -> list[LayerRow]:
+    """The published bands of ``products``, one row per map layer."""
+    rows = []
+    for product in products:
+        group = product.bands_groups
+        for band in (group.bands if group else None) or []:
+            if band.published and band.layer_id:
+                rows.append(LayerRow(layerId=band.layer_id, productName=product.file_name, bandName=band.name,
+                                     style=product.style, geoserverUrl=band.geoserver_url))
+    return rows
+
+
+@app.command("list")
+def list_(
+    workspace: WorkspaceOpt,
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+    json: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Map layers published in a workspace: layer id, product, band, style (-q: layer ids only)."""
+    with connection.client(profile, base_url) as client:
+        workspace_id, _ = resolve_workspace(client, workspace)
+        rows = published_layers(client.products.list(workspace_id))
+    Output(json_output=json, quiet=quiet).items(
+        rows, (("layer", lambda r: r["layerId"]), ("product", lambda r: r["productName"]),
+               ("band", lambda r: r["bandName"]), ("style", lambda r: r["style"])),
+        id_of=lambda r: r["layerId"],
+        empty=f"No map layers in workspace '{workspace}'; publish one with: wasdi maps publish PRODUCT BAND --ws "
+              f"{shlex.quote(workspace)}")
 
 
 @app.command()
@@ -91,7 +147,8 @@ def url(
         try:
             Output().value(client.maps.wms_url(layer, include_token=with_token))
         except NotFoundError as e:
-            raise CliError(f"no layer '{layer}' visible to you; 'wasdi products show' lists published bands") from e
+            raise CliError(f"no layer '{layer}' visible to you; 'wasdi maps list --ws WORKSPACE' lists a "
+                           "workspace's layers") from e
 
 
 @app.command()
@@ -117,8 +174,8 @@ def preview(
         try:
             image = client.maps.preview(layer, size=size, style=style_name)
         except NotFoundError as e:
-            raise CliError(f"no layer '{layer}' visible to you; 'wasdi products show PRODUCT --ws WS' lists the "
-                           "layers of published bands") from e
+            raise CliError(f"no layer '{layer}' visible to you; 'wasdi maps list --ws WORKSPACE' lists a "
+                           "workspace's layers") from e
     temp = to.with_name(f".{to.name}.partial")
     temp.write_bytes(image)
     temp.replace(to)

@@ -1,7 +1,7 @@
 """``wasdi market ...``: the app store (``client.processors`` market methods, ``client.processor_media``)."""
 
 import json as jsonlib
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -9,7 +9,7 @@ from .. import connection
 from ..apps_lookup import AppArg, require_app
 from ..errors import USAGE, CliError
 from ..options import BaseUrlOpt, JsonOpt, ProfileOpt, QuietOpt
-from ..output import Output, epoch_ms, message
+from ..output import Output, message, when
 
 app = typer.Typer(name="market", help="The app store: list and show apps, their categories and publishers.",
                   no_args_is_help=True)
@@ -45,11 +45,26 @@ SHOW_FIELDS = (
     ("in the store", lambda d: d.show_in_store),
     ("link", lambda d: d.link),
     ("e-mail", lambda d: d.email),
-    ("published", lambda d: epoch_ms(d.publish_date)),
-    ("updated", lambda d: epoch_ms(d.update_date)),
+    ("published", lambda d: when(d.publish_date)),
+    ("updated", lambda d: when(d.update_date)),
     ("images", lambda d: len(d.images or [])),
     ("long description", lambda d: d.long_description),
 )
+
+
+def category_ids(client: Any, given: list[str] | None) -> list[str] | None:
+    """The category ids ``given`` names (an id or a category's name, any case); an unknown one is an error that
+    names the valid ones."""
+    if not given:
+        return given
+    known = client.processor_media.list_categories()
+    by_key = {str(key).casefold(): str(c.id) for c in known for key in (c.id, c.category) if key}
+    unknown = [g for g in given if g.casefold() not in by_key]
+    if unknown:
+        valid = ", ".join(f"{c.id} ({c.category})" if c.category and c.category != c.id else str(c.id)
+                          for c in known)
+        raise CliError(f"no category {', '.join(repr(u) for u in unknown)}; the categories are: {valid}", USAGE)
+    return [by_key[g.casefold()] for g in given]
 
 
 @app.command("list")
@@ -74,7 +89,8 @@ def list_(
         raise CliError(f"--sort must be one of: {', '.join(ORDERS)}", USAGE)
     out = Output(json_output=json, quiet=quiet)
     with connection.client(profile, base_url) as client:
-        apps = client.processors.market_list(categories=category, publishers=publisher, name=name, score=min_score,
+        categories = category_ids(client, category)
+        apps = client.processors.market_list(categories=categories, publishers=publisher, name=name, score=min_score,
                                              min_price=min_price, max_price=max_price, order_by=sort,
                                              order_direction=-1 if desc else 1, page=page, items_per_page=per_page)
     out.items(apps, LIST_COLUMNS, id_of=lambda a: a.processor_name, empty="No apps match.")
@@ -119,8 +135,8 @@ PAYMENT_FIELDS = (
     ("app", lambda p: p.processor_id),
     ("buyer", lambda p: p.user_id),
     ("paid", lambda p: p.buy_success),
-    ("bought", lambda p: p.buy_date),
-    ("used by a run", lambda p: p.run_date),
+    ("bought", lambda p: when(p.buy_date)),
+    ("used by a run", lambda p: when(p.run_date)),
 )
 ProviderOpt = Annotated[str, typer.Option("--provider", help="Payment provider (stripe on the WASDI cloud, local "
                                                              "on a self-hosted server).")]
@@ -226,5 +242,7 @@ def publish(
                        "--show/--hide, --link, --email or --long-description", USAGE)
     with connection.client(profile, base_url) as client:
         entry = require_app(client, app_ref)
+        if category:
+            details.categories = category_ids(client, category)
         client.processors.update_details(details, processor_id=str(entry.processor_id))
     message(f"Updated the store page of {entry.processor_name}")

@@ -7,7 +7,7 @@ import typer
 from .. import connection
 from ..errors import CliError
 from ..options import BaseUrlOpt, JsonOpt, ProfileOpt, QuietOpt
-from ..output import Output, message, progress
+from ..output import Output, message, progress, when
 
 if TYPE_CHECKING:
     from wasdi_sdk import WasdiClient
@@ -22,8 +22,8 @@ LIST_COLUMNS = (
     ("product", lambda p: p.product_name),
     ("status", lambda p: p.status),
     ("%", lambda p: p.progress_perc),
-    ("created", lambda p: p.operation_date),
-    ("ended", lambda p: p.operation_end_date),
+    ("created", lambda p: when(p.operation_date)),
+    ("ended", lambda p: when(p.operation_end_date)),
 )
 
 SHOW_FIELDS = (
@@ -35,9 +35,9 @@ SHOW_FIELDS = (
     ("product", lambda p: p.product_name),
     ("status", lambda p: p.status),
     ("progress", lambda p: p.progress_perc),
-    ("created", lambda p: p.operation_date),
-    ("started", lambda p: p.operation_start_date),
-    ("ended", lambda p: p.operation_end_date),
+    ("created", lambda p: when(p.operation_date)),
+    ("started", lambda p: when(p.operation_start_date)),
+    ("ended", lambda p: when(p.operation_end_date)),
     ("size", lambda p: p.file_size),
     ("payload", lambda p: p.payload),
 )
@@ -209,9 +209,9 @@ HISTORY_COLUMNS = (
     ("app", lambda h: h.processor_name),
     ("status", lambda h: h.status),
     ("workspace", lambda h: h.workspace_name),
-    ("created", lambda h: h.operation_date),
-    ("started", lambda h: h.operation_start_date),
-    ("ended", lambda h: h.operation_end_date),
+    ("created", lambda h: when(h.operation_date)),
+    ("started", lambda h: when(h.operation_start_date)),
+    ("ended", lambda h: when(h.operation_end_date)),
 )
 TIME_COLUMNS = (
     ("subscription", lambda c: c.subscription_id),

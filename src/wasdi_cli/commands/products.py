@@ -31,7 +31,7 @@ def _bands(product: Any) -> str:
 def _published(product: Any) -> str:
     group = product.bands_groups
     bands = (group.bands if group else None) or []
-    return ", ".join(f"{b.name}: {b.geoserver_url}" for b in bands if b.published)
+    return ", ".join(f"{b.name}: layer {b.layer_id}" for b in bands if b.published)
 
 
 LIST_COLUMNS = (
@@ -334,4 +334,4 @@ def delete(
             return
         wait_for(client, started.string_value or "", f"Deleting {len(products)} products", timeout,
                  "the deletion failed")
-    message(f"Deleted {', '.join(products)}")
+    message(f"Deleted {len(products)} products: {', '.join(products)}")

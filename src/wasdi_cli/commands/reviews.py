@@ -8,7 +8,7 @@ from .. import connection
 from ..apps_lookup import AppArg, require_app
 from ..errors import USAGE, CliError
 from ..options import BaseUrlOpt, JsonOpt, ProfileOpt, QuietOpt
-from ..output import Output, cell, epoch_ms, message
+from ..output import Output, cell, message, when
 
 app = typer.Typer(name="reviews", help="Reviews of store apps (one per user and app) and their comments.",
                   no_args_is_help=True)
@@ -23,14 +23,14 @@ REVIEW_COLUMNS = (
     ("id", lambda r: r.id),
     ("user", lambda r: r.user_id),
     ("vote", lambda r: r.vote),
-    ("date", lambda r: epoch_ms(r.date)),
+    ("date", lambda r: when(r.date)),
     ("title", lambda r: r.title),
     ("comment", lambda r: r.comment),
 )
 COMMENT_COLUMNS = (
     ("id", lambda c: c.comment_id),
     ("user", lambda c: c.user_id),
-    ("date", lambda c: epoch_ms(c.date)),
+    ("date", lambda c: when(c.date)),
     ("text", lambda c: c.text),
 )
 

@@ -5,6 +5,7 @@ The query is built exactly as the official library's ``searchEOImages`` builds i
 (``/search/querylist``); with it, one page of that size (``/search/query``).
 """
 
+from datetime import date
 from typing import Annotated
 
 import typer
@@ -12,13 +13,13 @@ import typer
 from .. import connection
 from ..errors import USAGE, CliError
 from ..options import BaseUrlOpt, JsonOpt, ProfileOpt, QuietOpt
-from ..output import Output, message
+from ..output import Output, message, when
 
 app = typer.Typer()
 
 RESULT_COLUMNS = (
     ("title", lambda r: r.title),
-    ("date", lambda r: _prop(r, "date")[:19].replace("T", " ")),
+    ("date", lambda r: when(_prop(r, "date"))),
     ("platform", lambda r: r.platform or _prop(r, "platformname")),
     ("type", lambda r: _prop(r, "producttype")),
     ("cloud %", lambda r: _prop(r, "cloudcoverpercentage")),
@@ -106,7 +107,7 @@ def search(
 ) -> None:
     """Search a mission's products by area, dates, type, cloud cover and orbit."""
     from wasdi_sdk import EmptyResultError
-    from wasdi_sdk.search_query import build_query
+    from wasdi_sdk.search_query import FIRST_DATE, build_query, day
 
     out = Output(json_output=json, quiet=quiet)
     box = parse_bbox(bbox) if bbox else None
@@ -114,6 +115,15 @@ def search(
     types = [t.strip() for t in product_type.split(",") if t.strip()] if product_type else [None]
     if limit is not None and len(types) > 1:
         raise CliError("--limit takes one --type: a page is one query", USAGE)
+    days = {}
+    for option, text, default in (("--from", date_from, FIRST_DATE), ("--to", date_to, date.today().isoformat())):
+        try:
+            days[option] = day(text, default)
+        except ValueError as e:
+            raise CliError(f"{option}: {e}", USAGE) from e
+    first, last = days["--from"], days["--to"]
+    if first > last:
+        raise CliError(f"--from {first} is after --to {last}: swap them", USAGE)
     try:
         queries = [build_query(platform, date_from, date_to, bbox=box, product_type=kind, orbit=orbit,
                                sensor_mode=mode, params=parse_params(param), file_name=name,
@@ -138,8 +148,9 @@ def search(
             else:
                 results = client.search.query_list(queries, providers=provider)
         except EmptyResultError as e:
-            raise CliError("the search failed: the query was refused (no access to the mission, or an unknown "
-                           "provider) or every data provider failed") from e
+            raise CliError(f"the search failed: the server refused the query (no access to the mission "
+                           f"'{platform}', or an unknown provider '{provider}': 'wasdi search providers' lists "
+                           "them) or every data provider failed") from e
     if links:
         if not results:
             message("No products found.")

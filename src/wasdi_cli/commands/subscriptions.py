@@ -9,7 +9,7 @@ from .. import connection, output
 from ..errors import USAGE, CliError
 from ..lookup import by_id_or_name, named
 from ..options import BaseUrlOpt, JsonOpt, ProfileOpt, QuietOpt, YesOpt
-from ..output import Output, message
+from ..output import Output, message, when
 from ..sharing import add_share_commands
 
 if TYPE_CHECKING:
@@ -43,8 +43,8 @@ LIST_COLUMNS = (
     ("name", lambda s: s.name),
     ("type", lambda s: s.type_id),
     ("owner", lambda s: s.owner_user_id),
-    ("start", lambda s: s.start_date),
-    ("end", lambda s: s.end_date),
+    ("start", lambda s: when(s.start_date)),
+    ("end", lambda s: when(s.end_date)),
     ("paid", lambda s: s.buy_success),
     ("reason", lambda s: s.reason),
     ("read-only", lambda s: s.read_only),
@@ -57,11 +57,11 @@ SHOW_FIELDS = (
     ("type", lambda s: s.type_id),
     ("type name", lambda s: s.type_name),
     ("owner", lambda s: s.user_id),
-    ("start", lambda s: s.start_date),
-    ("end", lambda s: s.end_date),
+    ("start", lambda s: when(s.start_date)),
+    ("end", lambda s: when(s.end_date)),
     ("days", lambda s: s.duration_days),
     ("paid", lambda s: s.buy_success),
-    ("bought", lambda s: s.buy_date),
+    ("bought", lambda s: when(s.buy_date)),
     ("organization", lambda s: s.organization_name or s.organization_id),
     ("read-only", lambda s: s.read_only),
 )
@@ -150,8 +150,8 @@ ACTIVE_FIELDS = (
     ("name", lambda s: s.name),
     ("type", lambda s: s.type_name or s.type_id),
     ("owner", lambda s: s.owner_user_id),
-    ("start", lambda s: s.start_date),
-    ("end", lambda s: s.end_date),
+    ("start", lambda s: when(s.start_date)),
+    ("end", lambda s: when(s.end_date)),
     ("organization", lambda s: s.organization_name or s.organization_id),
     ("why", lambda s: s.reason),
     ("running time", lambda s: s.running_time),

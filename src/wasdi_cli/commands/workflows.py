@@ -61,9 +61,11 @@ def resolve_workflow(client: "WasdiClient", id_or_name: str) -> tuple[str, "Snap
     """The workflow ``id_or_name`` identifies or names among the caller's list; else the server's byname."""
     from wasdi_sdk import BadRequestError
 
-    workflow_id, entry = by_id_or_name(client.workflows.list(), id_or_name, id_of=lambda w: w.workflow_id,
-                                       name_of=lambda w: w.name, noun="workflow", casefold=True,
-                                       describe=lambda w: f"{w.workflow_id} of {w.user_id}")
+    # (not unpacked in the same statement: mypy then solves the list entries' type as optional)
+    found = by_id_or_name(client.workflows.list(), id_or_name, id_of=lambda w: w.workflow_id,
+                          name_of=lambda w: w.name, noun="workflow", casefold=True,
+                          describe=lambda w: f"{w.workflow_id} of {w.user_id}")
+    workflow_id, entry = found
     if entry is None:
         try:
             entry = client.workflows.get_by_name(id_or_name)

@@ -8,7 +8,7 @@ from .. import connection, output
 from ..errors import AUTH, CONNECTION, USAGE, CliError
 from ..lookup import by_id_or_name, named
 from ..options import BaseUrlOpt, JsonOpt, ProfileOpt, QuietOpt, YesOpt
-from ..output import Output, epoch_ms, message
+from ..output import Output, message, when
 from ..sharing import add_share_commands
 
 if TYPE_CHECKING:
@@ -36,8 +36,8 @@ SHOW_FIELDS = (
     ("owner", lambda w: w.user_id),
     ("node", lambda w: w.node_code),
     ("api url", lambda w: w.api_url),
-    ("created", lambda w: epoch_ms(w.creation_date)),
-    ("last edit", lambda w: epoch_ms(w.last_edit_date)),
+    ("created", lambda w: when(w.creation_date)),
+    ("last edit", lambda w: when(w.last_edit_date)),
     ("size", lambda w: w.storage_size),
     ("processes", lambda w: w.processes_count),
     ("shared with", lambda w: w.shared_users),

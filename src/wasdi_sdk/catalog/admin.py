@@ -15,6 +15,10 @@ from ._types import (
     qreq,
 )
 
+CLOSED_HEADER = "X-Wasdi-Closed-Count"
+"""The header in which the two queue cleanings say how many processes they closed (an addition: their
+contracted answer is an empty 200, which clients that do not know the header still get)."""
+
 ENDPOINTS = (
     Endpoint("admin.find_users", "GET", "/admin/usersByPartialName", Style.STATUS, A,
              query=(qreq("partialName", doc="At least 3 characters."),), response=models("UserViewModel"),
@@ -76,8 +80,9 @@ ENDPOINTS = (
              summary="Irreversibly delete a user account and its resources."),
     Endpoint("admin.clean_processes_queue", "DELETE", "/admin/cleanProcessesQueue", Style.STATUS, A,
              response=EMPTY, admin=True, mutates=True, statuses=(200, 401, 403, 500),
-             summary="Move every process still in CREATED to ERROR, draining the queue."),
+             summary="Move every process still in CREATED to ERROR, draining the queue (how many: the "
+                     "X-Wasdi-Closed-Count header)."),
     Endpoint("admin.clean_old_processes", "DELETE", "/admin/cleanOldProcesses", Style.STATUS, A,
              response=EMPTY, admin=True, mutates=True, statuses=(200, 401, 403, 500),
-             summary="Move stale process records to ERROR."),
+             summary="Move stale process records to ERROR (how many: the X-Wasdi-Closed-Count header)."),
 )

@@ -9,7 +9,9 @@ from __future__ import annotations
 import builtins
 from typing import Unpack, cast
 
+from .._base_client import RawResponse
 from .._resource import APIResource, RequestOptions
+from ..catalog.admin import CLOSED_HEADER
 from ..models import (
     DeployedProcessorViewModel,
     FullUserViewModel,
@@ -22,6 +24,13 @@ from ..models import (
     UserViewModel,
     WorkspaceListInfoViewModel,
 )
+
+
+def closed_count(answer: RawResponse) -> int | None:
+    """How many processes a queue cleaning closed, from its answer's ``CLOSED_HEADER``."""
+    answer.parse()  # raises as the endpoint's failure style says
+    text = answer.headers.get(CLOSED_HEADER, "")
+    return int(text) if text.isdigit() else None
 
 
 class AdminResource(APIResource):
@@ -125,10 +134,14 @@ class AdminResource(APIResource):
         self._call("admin.delete_user", query={"userId": user_id}, **options)
 
     # -- process queue ---------------------------------------------------------------------------
-    def clean_processes_queue(self, **options: Unpack[RequestOptions]) -> None:
-        """Move every process of the node still CREATED to ERROR."""
-        self._call("admin.clean_processes_queue", **options)
+    def clean_processes_queue(self, **options: Unpack[RequestOptions]) -> int | None:
+        """Move every process of the node still CREATED to ERROR; how many it moved (``None`` from a server
+        that does not say)."""
+        answer = self._client.call("admin.clean_processes_queue", raw=True, **options)
+        return answer if self._raw else closed_count(answer)
 
-    def clean_old_processes(self, **options: Unpack[RequestOptions]) -> None:
-        """Move stale RUNNING, WAITING or READY processes (worker gone, or unchanged too long) to ERROR."""
-        self._call("admin.clean_old_processes", **options)
+    def clean_old_processes(self, **options: Unpack[RequestOptions]) -> int | None:
+        """Move stale RUNNING, WAITING or READY processes (worker gone, or unchanged too long) to ERROR; how many
+        it moved (``None`` from a server that does not say)."""
+        answer = self._client.call("admin.clean_old_processes", raw=True, **options)
+        return answer if self._raw else closed_count(answer)

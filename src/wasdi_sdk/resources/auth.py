@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Unpack, cast
 
+from .._exceptions import AuthenticationError
 from .._resource import APIResource, RequestOptions
+from ..messages import WRONG_CREDENTIALS
 from ..models import (
     ChangeUserPasswordViewModel,
     ClientConfig,
@@ -23,11 +25,15 @@ class AuthResource(APIResource):
     def login(self, user_id: str, password: str, **options: Unpack[RequestOptions]) -> UserViewModel:
         """Log in; the client keeps the new session for every later call.
 
-        Raises ``AuthenticationError`` on wrong credentials (the service answers 200 with an
-        empty ``userId``).
+        Raises ``AuthenticationError`` saying "wrong user or password" on wrong credentials (the service
+        answers 200 with an empty ``userId``).
         """
-        user = cast(UserViewModel, self._call("auth.login", body=LoginInfo(user_id=user_id, user_password=password),
-                                              **options))
+        try:
+            user = cast(UserViewModel, self._call("auth.login",
+                                                  body=LoginInfo(user_id=user_id, user_password=password), **options))
+        except AuthenticationError as e:
+            raise AuthenticationError(WRONG_CREDENTIALS, style=e.style, status=e.status, body=e.body,
+                                      response=e.response, endpoint=e.endpoint, code=e.code) from e
         if isinstance(user, UserViewModel) and user.session_id:
             self._client.session_token = user.session_id
         return user

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from wasdi_sdk.catalog.admin import CLOSED_HEADER
 from wasdi_sdk.models import (
     DeployedProcessorViewModel,
     FullUserViewModel,
@@ -18,6 +19,7 @@ from wasdi_sdk.models import (
 )
 
 from ..services.admin_lookups import require_admin
+from .answers import Answer
 from .framework import Call, handles
 
 
@@ -116,13 +118,19 @@ def delete_user(call: Call) -> None:
     call.services.admin_users.delete(call.caller, call.params["userId"])
 
 
+def closed_answer(count: int) -> Answer:
+    """The empty 200 the contract says, with how many processes were closed in a header (clients that do not
+    know it ignore it)."""
+    return Answer(200, body=b"", media_type="text/plain", headers={CLOSED_HEADER: str(count)})
+
+
 @handles("admin.clean_processes_queue")
-def clean_processes_queue(call: Call) -> None:
+def clean_processes_queue(call: Call) -> Answer:
     require_admin(call.caller)
-    call.services.process_cleaning.clean_queue()
+    return closed_answer(call.services.process_cleaning.clean_queue())
 
 
 @handles("admin.clean_old_processes")
-def clean_old_processes(call: Call) -> None:
+def clean_old_processes(call: Call) -> Answer:
     require_admin(call.caller)
-    call.services.process_cleaning.clean_stale()
+    return closed_answer(call.services.process_cleaning.clean_stale())

@@ -6,6 +6,10 @@ hidden file of ``folder`` (the data directory's disk, so that ``receive_file`` c
 with a rename instead of copying it); small fields and the framing stay in memory.  Only one chunk is
 ever held, so a body of any size costs the same memory.
 
+The files are written by a thread of the spool's own (``_Writer``), in order, a few chunks behind the
+parsing: the server's loop, which receives every connection's bytes, goes on receiving while the disk is
+busy, so the network and the disk work at the same time instead of in turn.
+
 ``SpooledBody`` is what the application then reads as ``wsgi.input``: it replays the exact bytes
 received (any multipart reader can parse it as before) and, when the whole body was well formed, lists
 its parts (``parts``) for a reader that would rather take a part's file.  A body that strays from the
@@ -19,8 +23,10 @@ import contextlib
 import errno
 import io
 import os
+import queue
 import re
 import tempfile
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +43,8 @@ MAX_PARTS = 64
 MAX_FRAMING_BYTES = 64 * 1024
 """Preamble, or epilogue, kept in memory; more is kept in a file."""
 SPOOL_PREFIX = ".upload-"
+WRITES_AHEAD = 16
+"""Chunks the parser may be ahead of the disk (each at most a socket read, ``serving.RECV_BYTES``)."""
 _FILENAME_STAR = re.compile(r"([\w-]+)'[\w]*'(.+)")
 
 
@@ -117,6 +125,7 @@ class MultipartSpool:
         self._parts: list[SpooledPart] = []
         self._part: SpooledPart | None = None
         self._out: io.FileIO | None = None
+        self._writer: _Writer | None = None
         self._raw: SpooledPart | None = None
         self._received = 0
 
@@ -137,6 +146,11 @@ class MultipartSpool:
         with contextlib.suppress(_Malformed):  # the rest of the body goes to the raw file as it comes
             self._parse(buffer)
 
+    def flush(self) -> None:
+        """Wait until every byte appended is written; ``OSError`` if a write failed (a full disk)."""
+        if self._writer is not None:
+            self._writer.flush()
+
     def getfile(self) -> SpooledBody:
         self._finish()
         return SpooledBody(self._segments, self._parts if self._state == "end" else None)
@@ -144,6 +158,9 @@ class MultipartSpool:
     def close(self) -> None:
         """Remove every file not moved away (``SpooledPart.move_to``)."""
         self._close_out()
+        if self._writer is not None:
+            self._writer.stop(abandon=True)
+            self._writer = None
         for segment in self._segments:
             if isinstance(segment, SpooledPart) and segment.path is not None:
                 segment.path.unlink(missing_ok=True)
@@ -263,7 +280,7 @@ class MultipartSpool:
         assert part is not None
         part.size += end - start
         if self._out is not None:
-            _write_all(self._out, memoryview(data)[start:end])
+            self._write(memoryview(data)[start:end])
             return
         part.data += memoryview(data)[start:end]
         if len(part.data) > MEMORY_PART_BYTES:
@@ -274,13 +291,20 @@ class MultipartSpool:
         fd, name = tempfile.mkstemp(dir=self.folder, prefix=SPOOL_PREFIX)
         part.path = Path(name)
         self._out = io.FileIO(fd, "wb")
+        if self._writer is None:
+            self._writer = _Writer()
         if part.data:
-            _write_all(self._out, memoryview(part.data))
+            self._write(memoryview(bytes(part.data)))
             part.data = bytearray()
+
+    def _write(self, data: memoryview) -> None:
+        assert self._out is not None and self._writer is not None
+        self._writer.write(self._out, data)
 
     def _close_out(self) -> None:
         if self._out is not None:
-            self._out.close()
+            assert self._writer is not None
+            self._writer.close(self._out)
             self._out = None
 
     def _to_raw(self, data: bytes, pos: int) -> _Malformed:
@@ -297,8 +321,7 @@ class MultipartSpool:
             self._raw = SpooledPart({})
             self._segments.append(self._raw)
             self._open_file(self._raw)
-        assert self._out is not None
-        _write_all(self._out, data)
+        self._write(data)
         self._raw.size += len(data)
 
     def _finish(self) -> None:
@@ -314,6 +337,9 @@ class MultipartSpool:
             if pending:
                 self._write_raw(memoryview(pending))
         self._close_out()
+        if self._writer is not None:
+            writer, self._writer = self._writer, None
+            writer.stop(abandon=False)
 
 
 def _write_all(out: io.FileIO, data: memoryview) -> None:
@@ -323,6 +349,59 @@ def _write_all(out: io.FileIO, data: memoryview) -> None:
         if not written:
             raise OSError(errno.ENOSPC, "no progress writing an upload")
         data = data[written:]
+
+
+class _Writer:
+    """A thread that writes (and closes) a spool's files in the order it is told, at most ``WRITES_AHEAD``
+    chunks behind.  The first failure is kept and raised to the spool's side; what follows it is dropped."""
+
+    def __init__(self) -> None:
+        self._tasks: queue.Queue[tuple[io.FileIO, memoryview | None] | threading.Event | None] = \
+            queue.Queue(maxsize=WRITES_AHEAD)
+        self._error: OSError | None = None
+        self._abandoned = False
+        self._thread = threading.Thread(target=self._run, name="upload-writer", daemon=True)
+        self._thread.start()
+
+    def write(self, out: io.FileIO, data: memoryview) -> None:
+        self._raise_error()
+        self._tasks.put((out, data))
+
+    def close(self, out: io.FileIO) -> None:
+        self._tasks.put((out, None))
+
+    def flush(self) -> None:
+        done = threading.Event()
+        self._tasks.put(done)
+        done.wait()
+        self._raise_error()
+
+    def stop(self, *, abandon: bool) -> None:
+        """End the thread once every task given is done, and raise the failure if any; when the files are
+        abandoned (a request that ends unfinished), the writes still queued are skipped, and nothing is raised."""
+        self._abandoned = abandon
+        self._tasks.put(None)
+        self._thread.join()
+        if not abandon:
+            self._raise_error()
+
+    def _raise_error(self) -> None:
+        if self._error is not None:
+            raise self._error
+
+    def _run(self) -> None:
+        while (task := self._tasks.get()) is not None:
+            if isinstance(task, threading.Event):
+                task.set()
+                continue
+            out, data = task
+            try:
+                if data is None:
+                    out.close()
+                elif self._error is None and not self._abandoned:
+                    _write_all(out, data)
+            except OSError as e:
+                self._error = self._error or e
 
 
 class _Malformed(Exception):

@@ -14,7 +14,8 @@ from collections.abc import Iterable
 from typing import Any
 
 import falcon
-from pydantic.json_schema import models_json_schema
+from pydantic import BaseModel
+from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
 from wasdi_sdk.catalog import Auth, BodyKind, Endpoint, Param, ParamType, ResponseKind, Style
 from wasdi_sdk.models import MODELS
@@ -153,7 +154,7 @@ def operation(ep: Endpoint) -> dict[str, Any]:
 
 
 def component_schemas() -> dict[str, Any]:
-    pairs = [(cls, "serialization") for cls in MODELS.values()]
+    pairs: list[tuple[type[BaseModel], JsonSchemaMode]] = [(cls, "serialization") for cls in MODELS.values()]
     _, defs = models_json_schema(pairs, by_alias=True, ref_template=REF)
     schemas: dict[str, Any] = dict(defs.get("$defs", {}))
     for name, cls in MODELS.items():

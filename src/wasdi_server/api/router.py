@@ -13,7 +13,7 @@ from typing import Any
 from falcon.routing import CompiledRouter
 
 
-class StaticFirstRouter(CompiledRouter):  # type: ignore[misc]
+class StaticFirstRouter(CompiledRouter):
     """A ``CompiledRouter`` that remembers which requested paths are static templates."""
 
     def __init__(self) -> None:
@@ -32,4 +32,4 @@ class StaticFirstRouter(CompiledRouter):  # type: ignore[misc]
         found = super().find(uri, req)
         if found is not None and not found[2] and found[3] == uri:
             self._static[uri] = (found[0], found[1], uri)
-        return found  # type: ignore[no-any-return]
+        return found

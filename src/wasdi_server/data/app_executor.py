@@ -16,6 +16,7 @@ import io
 import os
 import sys
 import traceback
+from types import ModuleType
 
 FINAL = {"DONE", "ERROR", "STOPPED"}
 POLLING_SECONDS = 0.5
@@ -42,8 +43,9 @@ def limit_passed(error: BaseException) -> str | None:
     return None
 
 
-def _start_library():
-    import wasdi
+def _start_library() -> ModuleType:
+    # the official library ships no types: as a module, its functions are what the library says they are
+    wasdi = importlib.import_module("wasdi")
 
     wasdi.setIsOnServer(True)
     # The library's own tracing ("[INFO] waspy.updateProgressPerc( 50 )") is not the app's output: the run

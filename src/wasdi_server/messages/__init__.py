@@ -63,4 +63,4 @@ def start_listener(services: Services, *, host: str | None = None, port: int | N
 
 
 __all__ = ["KO", "OK", "Exchange", "Message", "Messages", "Publisher", "broker_address", "build_messages",
-           "local_exchange", "start_listener"]
+           "builtin_port", "local_exchange", "start_listener"]

@@ -44,7 +44,8 @@ def workspace_named(call: Call, where: tuple[str, ...]) -> str | None:
             data = call.body_json()
             found = data.get(place.removeprefix("body:")) if isinstance(data, dict) else None
         else:
-            found = call.params.get(place) if place in call.params else (call.extra.get(place) or [None])[0]
+            values = call.extra.get(place)
+            found = call.params.get(place) if place in call.params else (values[0] if values else None)
         if found:
             return str(found)
     return None

@@ -17,7 +17,7 @@ from .identity import MAIN_NODE
 
 
 def graph_reader(client: NodeClient, open_session: Callable[[str], str],
-                 close_session: Callable[[str], None]) -> Callable[[dict[str, Any], User], bytes]:
+                 close_session: Callable[[str], object]) -> Callable[[dict[str, Any], User], bytes]:
     """Reads a workflow's graph from its node, in a session of the user who runs it (whose rights it checks)."""
     path = endpoint("workflows.download").path
 

@@ -41,7 +41,7 @@ class Outbox:
     nextAttemptAt, lastError}``."""
 
     def __init__(self, items: Collection, client: NodeClient, folder: Path,
-                 open_session: Callable[[str], str], close_session: Callable[[str], None],
+                 open_session: Callable[[str], str], close_session: Callable[[str], object],
                  atomic: Callable[[], AbstractContextManager[None]], poll_seconds: float = 1.0) -> None:
         self.items = items
         self.atomic = atomic

@@ -162,7 +162,7 @@ class AppPaymentService:
         return self.sharing.can_read(caller, processor_resource(doc))
 
     def unused_paid(self, caller: User, processor_id: str) -> list[dict[str, Any]]:
-        docs = self.app_payments.find(lambda d: d.get("buySuccess") and not d.get("runDate"),
+        docs = self.app_payments.find(lambda d: bool(d.get("buySuccess")) and not d.get("runDate"),
                                       userId=caller.user_id, processorId=processor_id)
         docs.sort(key=lambda d: (float(d.get("buyDate") or 0.0), d["appPaymentId"]))
         return docs
@@ -347,7 +347,7 @@ class AppPaymentService:
     # -- cascades --------------------------------------------------------------------------------
     def check_app_delete(self, processor_doc: Mapping[str, Any]) -> None:
         """Refuse an owner's delete of an app whose buyers still hold paid, unused runs."""
-        pending = self.app_payments.count(lambda d: d.get("buySuccess") and not d.get("runDate"),
+        pending = self.app_payments.count(lambda d: bool(d.get("buySuccess")) and not d.get("runDate"),
                                           processorId=processor_doc.get("processorId"))
         if pending:
             raise BadRequest(f"The app has {pending} paid run(s) not used yet: it cannot be deleted now.")

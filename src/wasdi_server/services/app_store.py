@@ -129,7 +129,8 @@ class AppStoreService:
     def deployed_view(self, caller: User, doc: Mapping[str, Any], *, no_timeout: int,
                       nicknames: dict[str, str] | None = None) -> dict[str, Any]:
         resource = processor_resource(doc)
-        timeout = int(doc.get("minuteTimeout") if doc.get("minuteTimeout") is not None else -1)
+        minutes = doc.get("minuteTimeout")
+        timeout = int(minutes) if minutes is not None else -1
         return {
             "processorId": doc["processorId"], "processorName": doc.get("name") or "",
             "processorVersion": doc.get("version") or "1", "processorDescription": doc.get("description") or "",

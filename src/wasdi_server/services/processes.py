@@ -13,10 +13,11 @@ import uuid
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from wasdi_sdk.units import human_size
+
 from ..dates import format_ms_or_none, now_ms
 from ..errors import BadRequest, Forbidden
 from ..messages import Messages
-from ..sizes import human_size
 from ..store import Collection
 from .identity import User, UserService
 from .workspaces import WorkspaceService

@@ -315,7 +315,7 @@ def _read_raster(gdal_path: str, info: ProductInfo) -> None:
         info.readable = True
         if src.crs:
             info.crs = src.crs.to_string()
-            info.bounds = tuple(src.bounds)  # type: ignore[assignment]
+            info.bounds = tuple(src.bounds)
             info.wgs84_bounds = wgs84_bounds(src.crs, src.bounds)
 
 
@@ -324,8 +324,8 @@ def wgs84_bounds(crs: Any, bounds: Any) -> tuple[float, float, float, float] | N
 
     try:
         w, s, e, n = transform_bounds(crs, "EPSG:4326", *bounds, densify_pts=21)
-    except Exception as e:
-        log.debug("cannot transform bounds to WGS84: %s", e)
+    except Exception as error:
+        log.debug("cannot transform bounds to WGS84: %s", error)
         return None
     if not all(math.isfinite(v) for v in (w, s, e, n)):
         return None
@@ -351,7 +351,7 @@ def _read_dim(path: Path, info: ProductInfo) -> None:
     if not images:
         info.note = "a SNAP product whose .data folder holds no ENVI band images"
         return
-    bands = []
+    bands: list[Band] = []
     for image in images:
         probe = ProductInfo(image.name, 0, 0)
         _read_raster(str(image), probe)

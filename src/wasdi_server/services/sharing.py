@@ -143,13 +143,14 @@ class SharingService:
         target_doc = self.users.get(target)
         if target_doc is None:
             raise BadRequest(MSG_SHARING_WITH_NON_EXISTENT_USER)
+        sharing_id = self.key(resource.type, resource.id, target)
         record = {
-            "sharingId": self.key(resource.type, resource.id, target), "resourceType": resource.type,
+            "sharingId": sharing_id, "resourceType": resource.type,
             "resourceId": resource.id, "userId": target, "ownerId": resource.owner_id,
             "permissions": normalise_rights(rights), "createdBy": caller.user_id, "createdDate": now_ms(),
         }
         with self.sharings.transaction():
-            if self.sharings.get(record["sharingId"]) is not None:
+            if self.sharings.get(sharing_id) is not None:
                 if repeat_fails:
                     raise BadRequest(ALREADY_SHARED_FAILURE)
                 return ShareOutcome(ALREADY_SHARED, created=False)

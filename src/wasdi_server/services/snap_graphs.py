@@ -140,4 +140,6 @@ def render_run_graph(data: bytes, template_params: Mapping[str, str], inputs: Ma
         if file_element is None:
             file_element = StdElementTree.SubElement(parameters, "file")
         file_element.text = str(path)
-    return StdElementTree.tostring(root, encoding="utf-8", xml_declaration=True)
+    # typeshed types the result by the encoding's name only for "unicode" (a str); any other is bytes
+    document: bytes = StdElementTree.tostring(root, encoding="utf-8", xml_declaration=True)
+    return document

@@ -9,9 +9,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from wasdi_sdk.units import human_size
+
 from ..dates import now_ms
 from ..errors import MSG_INVALID_WORKSPACE, BadRequest, DomainError, Forbidden, ServerFailure
-from ..sizes import human_size
 from ..store import Collection
 from .identity import User
 from .intents import IntentLog

@@ -50,8 +50,10 @@ class Collection(Protocol):
 
     name: str
     key_field: str
-    version: int
-    """Changes on every write, so a reader can tell that what it derived from the collection is stale."""
+
+    @property
+    def version(self) -> int:
+        """Changes on every write, so a reader can tell that what it derived from the collection is stale."""
 
     def get(self, key: str) -> Document | None:
         """The document with this key, or ``None``."""

@@ -49,10 +49,15 @@ def copy(value: Any) -> Any:
     a JSON round trip, and reads are the hot path.
     """
     if isinstance(value, dict):
-        return {k: copy(v) if isinstance(v, dict | list) else v for k, v in value.items()}
+        return copy_document(value)
     if isinstance(value, list):
         return [copy(v) if isinstance(v, dict | list) else v for v in value]
     return value
+
+
+def copy_document(document: Document) -> Document:
+    """``copy`` of one document."""
+    return {k: copy(v) if isinstance(v, dict | list) else v for k, v in document.items()}
 
 
 def _interned(document: Document) -> Document:
@@ -281,16 +286,16 @@ class MemoryCollection:
     def get(self, key: str) -> Document | None:
         """The document with this key, or ``None``."""
         doc = self._docs.get(str(key))
-        return None if doc is None else copy(doc)
+        return None if doc is None else copy_document(doc)
 
     def find(self, predicate: Predicate | None = None, /, **equals: Any) -> list[Document]:
         """Documents whose fields equal ``equals`` and for which ``predicate`` is true (insertion order)."""
-        return [copy(doc) for doc in self._candidates(equals) if matches(doc, predicate, equals)]
+        return [copy_document(doc) for doc in self._candidates(equals) if matches(doc, predicate, equals)]
 
     def find_one(self, predicate: Predicate | None = None, /, **equals: Any) -> Document | None:
         """The first document ``find`` would return, or ``None``."""
         doc = next((d for d in self._candidates(equals) if matches(d, predicate, equals)), None)
-        return None if doc is None else copy(doc)
+        return None if doc is None else copy_document(doc)
 
     def count(self, predicate: Predicate | None = None, /, **equals: Any) -> int:
         """How many documents ``find`` would return."""
@@ -331,22 +336,22 @@ class MemoryCollection:
 
     def insert(self, document: Mapping[str, Any]) -> Document:
         """Add a document; raises ``DuplicateKeyError`` if its key is taken."""
-        doc = clone(document)
+        doc: Document = clone(document)
         key = self._key_of(doc)
         with self._writing_one(key):
             if key in self._docs:
                 raise DuplicateKeyError(f"{self.name} already has {self.key_field}={key!r}")
             self._commit([(key, self._new_id(), doc)])
-        return copy(doc)
+        return copy_document(doc)
 
     def upsert(self, document: Mapping[str, Any]) -> Document:
         """Add the document, or replace the one with the same key."""
-        doc = clone(document)
+        doc: Document = clone(document)
         key = self._key_of(doc)
         with self._writing_one(key):
             doc_id = self._ids.get(key)
             self._commit([(key, self._new_id() if doc_id is None else doc_id, doc)])
-        return copy(doc)
+        return copy_document(doc)
 
     def update(self, key: str, changes: Mapping[str, Any]) -> Document | None:
         """Merge ``changes`` into the document; the new document, or ``None`` if absent."""
@@ -364,14 +369,14 @@ class MemoryCollection:
             doc = self._docs.get(key)
             if doc is None:
                 return None
-            new = change(copy(doc))
-            if new is None:
-                return copy(doc)
-            new = clone(new)
+            changed = change(copy_document(doc))
+            if changed is None:
+                return copy_document(doc)
+            new: Document = clone(changed)
             if self._key_of(new) != key:
                 raise ValueError(f"cannot change the {self.key_field!r} of {self.name} document {key!r}")
             self._commit([(key, self._ids[key], new)])
-            return copy(new)
+            return copy_document(new)
 
     def delete(self, key: str) -> bool:
         """Remove the document; whether it was there."""

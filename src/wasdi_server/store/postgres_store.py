@@ -392,7 +392,10 @@ class PostgresCollection:
         """The document with this key, or ``None``."""
         with self.store.connection() as conn:
             row = conn.execute(f"SELECT doc FROM {self.table} WHERE key = %s", (str(key),)).fetchone()
-        return None if row is None else row[0]  # type: ignore[no-any-return]
+        if row is None:
+            return None
+        doc: Document = row[0]
+        return doc
 
     def find(self, predicate: Predicate | None = None, /, **equals: Any) -> list[Document]:
         """Documents whose fields equal ``equals`` and for which ``predicate`` is true (insertion order)."""
@@ -433,7 +436,8 @@ class PostgresCollection:
 
         if not self.store.write(self, work):
             raise DuplicateKeyError(f"{self.name} already has {self.key_field}={key!r}")
-        return clone(doc)  # type: ignore[no-any-return]
+        stored: Document = clone(doc)
+        return stored
 
     def upsert(self, document: Mapping[str, Any]) -> Document:
         """Add the document, or replace the one with the same key (keeping its place in insertion order)."""
@@ -442,7 +446,8 @@ class PostgresCollection:
         self.store.write(self, lambda conn: conn.execute(
             f"INSERT INTO {self.table} (key, doc) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET doc = EXCLUDED.doc",
             (key, _json(doc))))
-        return clone(doc)  # type: ignore[no-any-return]
+        stored: Document = clone(doc)
+        return stored
 
     def update(self, key: str, changes: Mapping[str, Any]) -> Document | None:
         """Merge ``changes`` into the document; the new document, or ``None`` if absent."""
@@ -453,7 +458,10 @@ class PostgresCollection:
         def work(conn: Any) -> Document | None:
             row = conn.execute(f"UPDATE {self.table} SET doc = doc || %s WHERE key = %s RETURNING doc",
                                (_json(changes), str(key))).fetchone()
-            return None if row is None else row[0]  # type: ignore[no-any-return]
+            if row is None:
+                return None
+            doc: Document = row[0]
+            return doc
 
         result: Document | None = self.store.write(self, work)
         return result
@@ -471,10 +479,10 @@ class PostgresCollection:
             if row is None:
                 return None
             current: Document = row[0]
-            new = change(clone(current))
-            if new is None:
+            changed = change(clone(current))
+            if changed is None:
                 return current
-            new = clone(new)
+            new: Document = clone(changed)
             if self._key_of(new) != key:
                 raise ValueError(f"cannot change the {self.key_field!r} of {self.name} document {key!r}")
             conn.execute(f"UPDATE {self.table} SET doc = %s WHERE key = %s", (_json(new), key))

@@ -268,7 +268,7 @@ class TinyDBStore(EngineStore):
         lines = []
         names: set[str] = set()
         for commit in batch:
-            ops = []
+            ops: list[list[Any]] = []
             for collection, changes in commit.parts:
                 names.add(collection.name)
                 ops.extend([collection.name, doc_id, doc] for _key, doc_id, doc in changes)

@@ -14,6 +14,8 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
+from wasdi_sdk.units import human_size
+
 from ..launcher.operations import OperationContext, OperationFailed, operation
 from ..launcher.ops_products import Progress, reported
 from ..messages import OK
@@ -21,7 +23,6 @@ from ..providers.outbound import OutboundPolicy
 from ..services import readers
 from ..services.paths import folder_size
 from ..services.products import copy_item
-from ..sizes import human_size
 from .confined_folder import ConfinedFolder, LeavesFolder
 from .ftp_export import Destination, ExportFailed, send
 from .requests import COPY_TO_SFTP, FTP_UPLOAD, folder_parts

@@ -35,6 +35,8 @@ from .confined_folder import ConfinedFolder, LeavesFolder, Quota, QuotaExceeded
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
+    from asyncssh.connection import SSHConnection
+
     from ..services.login_throttle import LoginThrottle
     from ..services.uploads import UploadAccountService
 
@@ -60,7 +62,7 @@ class SftpService:
         self._acceptor: Any = None
         self._lock = threading.Lock()
         self._sessions: dict[str, set[asyncssh.SSHServerConnection]] = {}
-        self._account_of: dict[asyncssh.SSHServerConnection, str] = {}
+        self._account_of: dict[SSHConnection, str] = {}
         self._quotas: dict[str, Quota] = {}
         uploads.session_enders.append(self.end_sessions)
 

@@ -23,6 +23,7 @@ from ...models import (
     UserViewModel,
     WorkspaceListInfoViewModel,
 )
+from ...resources.admin import closed_count
 from .._resource import AsyncAPIResource
 
 
@@ -185,10 +186,14 @@ class AsyncAdminResource(AsyncAPIResource):
         """Delete a user and everything they own, irreversibly (not the caller's own account)."""
         await self._call("admin.delete_user", query={"userId": user_id}, **options)
 
-    async def clean_processes_queue(self, **options: Unpack[RequestOptions]) -> None:
-        """Move every process of the node still CREATED to ERROR."""
-        await self._call("admin.clean_processes_queue", **options)
+    async def clean_processes_queue(self, **options: Unpack[RequestOptions]) -> int | None:
+        """Move every process of the node still CREATED to ERROR; how many it moved (``None`` from a server
+        that does not say)."""
+        answer = await self._client.call("admin.clean_processes_queue", raw=True, **options)
+        return answer if self._raw else closed_count(answer)
 
-    async def clean_old_processes(self, **options: Unpack[RequestOptions]) -> None:
-        """Move stale RUNNING, WAITING or READY processes (worker gone, or unchanged too long) to ERROR."""
-        await self._call("admin.clean_old_processes", **options)
+    async def clean_old_processes(self, **options: Unpack[RequestOptions]) -> int | None:
+        """Move stale RUNNING, WAITING or READY processes (worker gone, or unchanged too long) to ERROR; how many
+        it moved (``None`` from a server that does not say)."""
+        answer = await self._client.call("admin.clean_old_processes", raw=True, **options)
+        return answer if self._raw else closed_count(answer)

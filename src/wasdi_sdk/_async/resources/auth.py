@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from typing import Unpack, cast
 
+from ..._exceptions import AuthenticationError
 from ..._resource import RequestOptions
+from ...messages import WRONG_CREDENTIALS
 from ...models import (
     ChangeUserPasswordViewModel,
     ClientConfig,
@@ -28,13 +30,24 @@ class AsyncAuthResource(AsyncAPIResource):
     async def login(self, user_id: str, password: str, **options: Unpack[RequestOptions]) -> UserViewModel:
         """Log in; the client keeps the new session for every later call.
 
-        Raises ``AuthenticationError`` on wrong credentials (the service answers 200 with an
-        empty ``userId``).
+        Raises ``AuthenticationError`` saying "wrong user or password" on wrong credentials (the service
+        answers 200 with an empty ``userId``).
         """
-        user = cast(
-            UserViewModel,
-            await self._call("auth.login", body=LoginInfo(user_id=user_id, user_password=password), **options),
-        )
+        try:
+            user = cast(
+                UserViewModel,
+                await self._call("auth.login", body=LoginInfo(user_id=user_id, user_password=password), **options),
+            )
+        except AuthenticationError as e:
+            raise AuthenticationError(
+                WRONG_CREDENTIALS,
+                style=e.style,
+                status=e.status,
+                body=e.body,
+                response=e.response,
+                endpoint=e.endpoint,
+                code=e.code,
+            ) from e
         if isinstance(user, UserViewModel) and user.session_id:
             self._client.session_token = user.session_id
         return user

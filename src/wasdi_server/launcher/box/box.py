@@ -159,7 +159,7 @@ class Box:
     # -- running ---------------------------------------------------------------------------------------
     def run(self, job: Job, *, on_output: Callable[[str], None] | None = None,
             stop: threading.Event | None = None, timeout: float | None = None,
-            on_start: Callable[[int], None] | None = None) -> Outcome:
+            on_start: Callable[[int], object] | None = None) -> Outcome:
         """Run ``job`` to its end, boxed; how it ended (``BoxUnavailable`` when it may not start here).
 
         ``on_output`` gets each line the program prints (stdout and stderr merged); ``stop`` set, or

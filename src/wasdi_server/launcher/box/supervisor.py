@@ -23,17 +23,69 @@ written and read by the same interpreter, the server's).  The confining itself i
 
 from __future__ import annotations
 
-import _signal as signal  # the C module: ``signal`` imports enum, which imports much more
 import marshal
 import os
 import resource
 import sys
 import time
 
-import confine  # a sibling module: the trampoline put this folder first on the path
+# ``typing.TYPE_CHECKING`` would import typing: mypy takes any name ``TYPE_CHECKING`` as true all the same.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import signal
+    from typing import TypedDict
+
+    from wasdi_server.launcher.box import confine
+
+    class Limits(TypedDict, total=False):
+        """The run's limits, as ``Box.spec`` writes them."""
+
+        memory_bytes: int
+        processes: int
+        open_files: int
+        file_bytes: int
+        cpu_seconds: int
+        memory_by: str  # "cgroup" or "rlimit"
+        processes_by: str
+
+    class CgroupPlace(TypedDict):
+        path: str
+        version: int
+
+    class JobSpec(TypedDict):
+        """The job the server writes on the trampoline's standard input (``Box.spec``)."""
+
+        program: str
+        argv: list[str]
+        env: dict[str, str]
+        cwd: str
+        confine: bool
+        read: list[str]
+        write: list[str]
+        devices: list[str]
+        connect_ports: list[int]
+        bind_ports: list[int]
+        limits: Limits
+        cgroups: dict[str, CgroupPlace]
+        parent_pid: int
+        grace_seconds: float
+
+    class Report(TypedDict, total=False):
+        """What the supervisor writes on ``REPORT_FD``."""
+
+        exit_code: int | None
+        signal: int | None
+        limits: list[str]
+        killed: int
+        stopped: bool
+        error: str
+else:
+    import _signal as signal  # the C module: ``signal`` imports enum, which imports much more
+
+    import confine  # a sibling module: the trampoline put this folder first on the path
 
 EXIT_NOT_STARTED = 126
-SIGNALS_OF_LIMITS = {signal.SIGXCPU: "cpu_seconds", signal.SIGXFSZ: "file_mb"}
+SIGNALS_OF_LIMITS: dict[int, str] = {signal.SIGXCPU: "cpu_seconds", signal.SIGXFSZ: "file_mb"}
 
 
 class StopRequested(Exception):
@@ -86,7 +138,7 @@ def count_user_tasks(uid: int) -> int:
 class Cgroups:
     """The run's cgroups (``{"pids": {"path", "version"}, "memory": {...}}``), made, joined, read, removed."""
 
-    def __init__(self, plan: dict[str, dict[str, object]], limits: dict[str, int]) -> None:
+    def __init__(self, plan: dict[str, CgroupPlace], limits: Limits) -> None:
         self.plan = plan
         self.limits = limits
         self.made: list[str] = []
@@ -183,9 +235,9 @@ def _counter(path: str, key: str) -> int:
 
 
 class Supervisor:
-    def __init__(self, job: dict[str, object]) -> None:
+    def __init__(self, job: JobSpec) -> None:
         self.job = job
-        self.limits: dict[str, int] = dict(job.get("limits") or {})
+        self.limits: Limits = job.get("limits") or {}
         self.cgroups = Cgroups(dict(job.get("cgroups") or {}), self.limits)
         self.main = 0
         self.main_status: int | None = None
@@ -243,7 +295,7 @@ class Supervisor:
             self.stopping = True
             raise StopRequested
 
-    def run(self) -> dict[str, object]:
+    def run(self) -> Report:
         try:
             confine.set_subreaper()
             confine.set_parent_death_signal(signal.SIGTERM)
@@ -252,7 +304,7 @@ class Supervisor:
             pass  # not Linux (no prctl): the program's process group is what the sweep reaches there
         for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
             signal.signal(sig, self._on_stop)
-        report: dict[str, object] = {"exit_code": None, "signal": None, "limits": [], "killed": 0, "stopped": False}
+        report: Report = {"exit_code": None, "signal": None, "limits": [], "killed": 0, "stopped": False}
         try:
             if os.getppid() != int(self.job.get("parent_pid") or os.getppid()):
                 raise StopRequested  # the server died before the parent-death signal was armed
@@ -357,14 +409,15 @@ def _lower(kind: int, soft: int, hard: int) -> None:
 
 def main() -> int:
     report_fd = int(sys.argv[1])
-    job = marshal.loads(sys.stdin.buffer.read())
+    job: JobSpec = marshal.loads(sys.stdin.buffer.read())
     report = Supervisor(job).run()
     try:
-        os.write(report_fd, marshal.dumps(report))
+        os.write(report_fd, marshal.dumps(dict(report)))
         os.close(report_fd)
     except OSError:
         pass
-    if report.get("signal"):
-        return 128 + int(report["signal"])
+    signal_number = report.get("signal")
+    if signal_number:
+        return 128 + signal_number
     code = report.get("exit_code")
-    return int(code) if code is not None else EXIT_NOT_STARTED
+    return code if code is not None else EXIT_NOT_STARTED

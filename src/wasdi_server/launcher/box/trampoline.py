@@ -8,6 +8,11 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import supervisor
+# ``typing.TYPE_CHECKING`` would import typing: mypy takes any name ``TYPE_CHECKING`` as true all the same.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from wasdi_server.launcher.box import supervisor
+else:
+    import supervisor
 
 sys.exit(supervisor.main())

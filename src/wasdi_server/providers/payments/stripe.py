@@ -106,7 +106,7 @@ class StripePaymentProvider:
 
     @staticmethod
     def _may_retry(response: httpx.Response) -> bool:
-        advice = response.headers.get("Stripe-Should-Retry")
+        advice: str | None = response.headers.get("Stripe-Should-Retry")
         if advice is not None:
             return advice.strip().lower() == "true"
         return response.status_code in RETRY_STATUSES

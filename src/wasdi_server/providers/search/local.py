@@ -41,6 +41,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from wasdi_sdk.units import search_size
+
 from ...dates import from_epoch_ms, now_utc, parse_utc
 from ...search_grammar import (
     PLATFORMS,
@@ -51,7 +53,6 @@ from ...search_grammar import (
     platform_matches,
     serial_from_name,
 )
-from ...sizes import search_size
 from .base import (
     BBox,
     QueryResult,

@@ -43,10 +43,11 @@ from typing import Any
 
 import httpx
 
+from wasdi_sdk.units import search_size
+
 from ...bounded_cache import BoundedCache
 from ...dates import iso_z
 from ...search_grammar import SearchQuery, canonical_platform, parse_instant
-from ...sizes import search_size
 from .base import (
     QueryResult,
     SearchProvider,

@@ -34,6 +34,7 @@ def main() -> int:
             job = jobs.recv()
         except (EOFError, OSError):
             return 0
+        answer: tuple[str, bytes | str]  # ("ok", the PNG) or ("error", what to tell the client)
         try:
             answer = ("ok", render.draw_map(job.layers, job.crs, job.bbox, job.width, job.height, job.background))
         except Exception as e:  # the layer's files, GDAL: the server answers the request, this goes on

@@ -161,8 +161,10 @@ def _bounds_in(src_crs: Any, dst: str, bounds: Bounds) -> Bounds | None:
             south, north = max(south, -MERCATOR_LIMIT), min(north, MERCATOR_LIMIT)
             if south >= north:
                 return None
-            return tuple(transform_bounds("EPSG:4326", "EPSG:3857", west, south, east, north))  # type: ignore[return-value]
-        return tuple(transform_bounds(src_crs, dst, *bounds, densify_pts=21))  # type: ignore[return-value]
+            west, south, east, north = transform_bounds("EPSG:4326", "EPSG:3857", west, south, east, north)
+            return west, south, east, north
+        west, south, east, north = transform_bounds(src_crs, dst, *bounds, densify_pts=21)
+        return west, south, east, north
     except Exception:
         return None
 
@@ -188,7 +190,7 @@ def prepare(source: str, band_index: int, folder: Path, style: str | None) -> La
             write_atomic(vrt, _vrt_document(src, absolute).encode())
             width, height, count = src.width, src.height, src.count
             crs = src.crs
-            bounds: Bounds | None = tuple(src.bounds) if crs else None  # type: ignore[assignment]
+            bounds: Bounds | None = tuple(src.bounds) if crs else None
             resolution = float(min(abs(src.res[0]), abs(src.res[1])))
         factors = overview_factors(width, height)
         if factors:

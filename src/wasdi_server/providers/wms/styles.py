@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
-from defusedxml.ElementTree import fromstring  # type: ignore[import-untyped]
+from defusedxml.ElementTree import fromstring
 
 MAX_SLD_BYTES = 1024 * 1024
 _SLD_COLOUR = re.compile(r"#([0-9a-fA-F]{6})")

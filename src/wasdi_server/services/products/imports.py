@@ -22,9 +22,10 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from wasdi_sdk.units import human_size
+
 from ...errors import BadRequest, Forbidden, NotFound, Unauthorized
 from ...messages import OK
-from ...sizes import human_size
 from .. import readers
 from ..identity import User
 from .records import ProductRecords, check_product_name

@@ -155,7 +155,7 @@ class ProductRecords:
         record = self.get(workspace["workspaceId"], name)
         if record is None:  # the original answered 500; a caller's mistake is a 400 here
             raise BadRequest("the product is not in the workspace")
-        new = {k: changes[k] for k in ("productFriendlyName", "style", "description") if k in changes}
+        new: dict[str, Any] = {k: changes[k] for k in ("productFriendlyName", "style", "description") if k in changes}
         for key, value in new.items():
             if value is not None and (not isinstance(value, str) or len(value) > 10_000):
                 raise ServerFailure(f"invalid {key}")
