@@ -27,7 +27,7 @@ run: $(VENV)/.stamp-run
 
 test: $(VENV)/.stamp-test
 	$(BIN)/ruff check src tests bench examples tools
-	$(BIN)/mypy --strict src/wasdi_sdk src/wasdi_server src/wasdi_cli
+	$(BIN)/mypy --strict src/wasdi_sdk src/wasdi_server src/wasdi_cli src/wasdi_command_line
 	$(BIN)/python -m pytest -n 2 tests
 	@# The workers of -n 2 swallow prints: the counts are printed by one more, quick, run.
 	@$(BIN)/python -m pytest tests/test_coverage.py::test_counts -q -s --no-header | head -2
@@ -39,7 +39,7 @@ lint: $(VENV)/.stamp-test
 	$(BIN)/ruff check src tests bench examples tools
 
 typecheck: $(VENV)/.stamp-test
-	$(BIN)/mypy --strict src/wasdi_sdk src/wasdi_server src/wasdi_cli
+	$(BIN)/mypy --strict src/wasdi_sdk src/wasdi_server src/wasdi_cli src/wasdi_command_line
 
 # The documentation site, into site/ (the strict build also runs in make test: tests/docs/test_site.py).
 docs: $(VENV)/.stamp-test

@@ -141,7 +141,6 @@ class Bench:
 def box_start_costs(rounds: int) -> tuple[float, float, float]:
     """Median seconds to run /bin/true directly, through the box unconfined, and boxed."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-    import wasdi_server.services  # noqa: F401  (the launcher package is imported through the services)
     from wasdi_server.launcher.box import Box, Job
 
     job = Job(["/bin/true"], {"PATH": "/usr/bin:/bin"}, Path("/"))

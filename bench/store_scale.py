@@ -42,7 +42,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 MEASURE = r"""
 import gc, json, random, statistics, sys, threading, time, uuid
 from pathlib import Path
-from wasdi_server.services import COLLECTION_INDEXES
+from wasdi_server.composition import COLLECTION_INDEXES
 from wasdi_server.store import open_shared_store, open_store
 
 data_dir, engine, n, flush_latency = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
@@ -106,7 +106,7 @@ print(json.dumps({"open": opened, "open_cpu": opened_cpu, "rss": rss, "update_p5
 
 FILL = r"""
 import sys, uuid
-from wasdi_server.services import COLLECTION_INDEXES
+from wasdi_server.composition import COLLECTION_INDEXES
 from wasdi_server.store import open_shared_store, open_store
 
 data_dir, engine, n = sys.argv[1], sys.argv[2], int(sys.argv[3])

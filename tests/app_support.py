@@ -11,7 +11,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-import pytest
+from tests import environment
 
 LIBRARY = "wasdi==0.8.7.8"
 EXTRA_PACKAGE = "six==1.16.0"
@@ -30,7 +30,8 @@ def wheelhouse() -> Path:
                                "-d", str(WHEELHOUSE), LIBRARY, EXTRA_PACKAGE], capture_output=True, text=True,
                               timeout=600, check=False)
         if done.returncode != 0:
-            pytest.skip(f"no local wheels for the app environments and no index to fetch them: {done.stderr[-300:]}")
+            environment.unavailable(
+                f"no local wheels for the app environments and no index to fetch them: {done.stderr[-300:]}")
     return WHEELHOUSE
 
 

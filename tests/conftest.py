@@ -42,6 +42,8 @@ class Server:
     """An app over a temporary data dir, with helpers to add users and make calls."""
 
     def __init__(self, data_dir: Path, **settings: Any) -> None:
+        # No package index unless a test serves one: listings must not wait on an index this machine cannot reach.
+        settings.setdefault("package_index_url", "")
         self.settings = load_settings(data_dir=data_dir, environ={}, **settings)
         self.app: WasdiApp = create_app(self.settings)
         self.http = testing.TestClient(self.app)

@@ -7,7 +7,6 @@ the broker is checked against somebody else's reading of the protocol, not again
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
 import socket
 import subprocess
@@ -21,6 +20,7 @@ from typing import Any
 import pytest
 import stomp
 
+from tests import environment
 from tests.conftest import Server
 from wasdi_server.messages import start_listener
 from wasdi_server.messages.broker import StompBroker
@@ -119,11 +119,8 @@ WEB_STOMP_PORT = 15674
 
 def require_rabbitmq(web_stomp: bool = False) -> None:
     """Skip (never under CI=true) when this machine has no RabbitMQ; enable its Web-STOMP plugin if asked."""
-    ci = os.environ.get("CI", "").lower() == "true"
     if not port_open(5672):
-        if ci:
-            pytest.fail("RabbitMQ does not answer on 127.0.0.1:5672 (CI=true: this machine must run it)")
-        pytest.skip("RabbitMQ does not answer on 127.0.0.1:5672")
+        environment.unavailable("RabbitMQ does not answer on 127.0.0.1:5672")
     if web_stomp and not port_open(WEB_STOMP_PORT):
         plugins = shutil.which("rabbitmq-plugins") or "/usr/sbin/rabbitmq-plugins"
         try:
@@ -136,10 +133,7 @@ def require_rabbitmq(web_stomp: bool = False) -> None:
         while not port_open(WEB_STOMP_PORT) and time.monotonic() < deadline:
             time.sleep(0.2)
         if not port_open(WEB_STOMP_PORT):
-            message = f"RabbitMQ's Web-STOMP plugin could not be enabled: {reason[:300]}"
-            if ci:
-                pytest.fail(message)
-            pytest.skip(message)
+            environment.unavailable(f"RabbitMQ's Web-STOMP plugin could not be enabled: {reason[:300]}")
 
 
 class SwitchableProxy:

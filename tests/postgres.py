@@ -20,6 +20,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
+from tests import environment
+
 ADMIN_URL = os.environ.get("WASDI_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
 
 
@@ -29,9 +31,7 @@ def with_database(url: str, name: str) -> str:
 
 
 def unavailable(reason: str) -> None:
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"PostgreSQL is needed under CI=true: {reason}")
-    pytest.skip(f"no PostgreSQL for the tests: {reason}")
+    environment.unavailable(f"no PostgreSQL for the tests: {reason}")
 
 
 def admin_connection(url: str = ADMIN_URL) -> Any:

@@ -11,7 +11,8 @@ import sys
 from typing import Any, NoReturn
 
 import typer
-from typer.core import TyperGroup
+
+from wasdi_command_line.groups import UniformHelpGroup, debug_enabled
 
 OK = 0
 ERROR = 1
@@ -41,10 +42,6 @@ def quiet_stdout() -> None:
         os.dup2(devnull, sys.stdout.fileno())
     except (OSError, ValueError):  # no real stdout (a test runner's buffer): nothing to silence
         pass
-
-
-def debug_enabled() -> bool:
-    return os.environ.get("WASDI_DEBUG", "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def exit_code_for(error: BaseException) -> int:
@@ -102,20 +99,8 @@ def report(error: BaseException) -> int:
     return exit_code_for(error)
 
 
-class WasdiGroup(TyperGroup):
+class WasdiGroup(UniformHelpGroup):
     """Root group: maps whatever a command raises to a one-line message and an exit code."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        from .help_style import uniform
-
-        uniform(self)
-
-    def format_help(self, ctx: Any, formatter: Any) -> None:
-        from .help_style import uniform
-
-        uniform(self)  # again: the shell-completion options are added after construction
-        super().format_help(ctx, formatter)
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         show_details("--json" in args or "--verbose" in args)

@@ -36,7 +36,7 @@ class LazyGroup(WasdiGroup):
         if built is None:  # a mistake in the table of main.py, not the user's
             raise LookupError(f"wasdi_cli.commands.{module_name} has no command {command_name!r}")
         built.name = cmd_name
-        from .help_style import uniform
+        from wasdi_command_line.help_style import uniform
 
         uniform(built)  # the root styled what it had at construction; a lazy group arrives later
         self.add_command(built, cmd_name)  # built once per run

@@ -8,9 +8,10 @@ from typing import Annotated
 
 import typer
 
+from wasdi_command_line.help_style import plain_help
+
 from . import __version__
 from .errors import INTERRUPTED, quiet_stdout, report
-from .help_style import plain_help
 from .lazy import LazyGroup
 
 LazyGroup.lazy = {

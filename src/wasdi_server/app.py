@@ -13,8 +13,8 @@ from .api.framework import LEGACY_BASE_PATH, route_table
 from .api.host_header import HostHeaderGuard
 from .api.router import StaticFirstRouter
 from .api.web_client import WebClient
+from .composition import Services, build_services
 from .nodes import endpoints as node_endpoints
-from .services import Services, build_services
 from .settings import Settings, load_settings
 
 if TYPE_CHECKING:

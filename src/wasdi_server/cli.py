@@ -9,7 +9,6 @@ from __future__ import annotations
 import errno
 import json as jsonlib
 import logging
-import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -17,7 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from typer.core import TyperGroup
+
+from wasdi_command_line import serve_options
+from wasdi_command_line.groups import UniformHelpGroup, debug_enabled
 
 if TYPE_CHECKING:
     from .settings import Settings
@@ -29,29 +30,13 @@ class Failure(Exception):
     """A failure explained in one sentence (exit 1)."""
 
 
-def _debug() -> bool:
-    return os.environ.get("WASDI_DEBUG", "").strip().lower() in ("1", "true", "yes", "on")
-
-
 def _message(error: BaseException) -> str:
     text = getattr(error, "message", None) or str(error)
     return str(text).strip() or type(error).__name__
 
 
-class ServerGroup(TyperGroup):
+class ServerGroup(UniformHelpGroup):
     """Root group: a failure inside a command becomes one sentence and an exit code, as in ``wasdi``."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        from wasdi_cli.help_style import uniform  # the same help conventions as `wasdi`
-
-        uniform(self)
-
-    def format_help(self, ctx: Any, formatter: Any) -> None:
-        from wasdi_cli.help_style import uniform
-
-        uniform(self)  # again: the shell-completion options are added after construction
-        super().format_help(ctx, formatter)
 
     def invoke(self, ctx: Any) -> Any:
         from .errors import DomainError
@@ -64,7 +49,7 @@ class ServerGroup(TyperGroup):
         except KeyboardInterrupt as e:
             raise typer.Exit(130) from e
         except (Failure, StoreError, DomainError, ValueError, OSError) as e:
-            if _debug():
+            if debug_enabled():
                 import traceback
 
                 traceback.print_exception(e, file=sys.stderr)
@@ -90,9 +75,8 @@ app.add_typer(users_app, name="user")
 app.add_typer(catalogue_app, name="catalogue")
 app.add_typer(store_app, name="store")
 
-DataDirOpt = Annotated[Path | None, typer.Option("--data-dir", metavar="DIR",
-                                                 help="Data directory (default: ./.wasdi-data).")]
-ConfigOpt = Annotated[Path | None, typer.Option("--config", metavar="FILE", help="Settings TOML file.")]
+DataDirOpt = serve_options.DataDirOpt
+ConfigOpt = serve_options.ConfigOpt
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 
 
@@ -161,9 +145,9 @@ def serve(settings: Settings, *, init_admin: bool = False) -> None:
     """Serve with waitress until interrupted (SIGINT or SIGTERM)."""
     from . import log_redaction, serving
     from .app import create_app
+    from .composition import build_services
     from .management import catalogue
     from .management.channel import AdminChannel
-    from .services import build_services
 
     hear_stop_signals()  # from the start: a stop while starting also closes what was opened
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -289,7 +273,7 @@ def run_account_operation(settings: Settings, operation: str, arguments: dict[st
             return channel.call(settings.data_dir, operation, arguments)
         except channel.ChannelError as e:
             raise Failure(e.message) from e
-    from .services import build_services
+    from .composition import build_services
 
     services = build_services(settings)
     try:
@@ -315,18 +299,12 @@ def _read_password(from_stdin: bool, prompt: str = "Password: ") -> str:
 def serve_command(
     data_dir: DataDirOpt = None,
     config: ConfigOpt = None,
-    host: Annotated[str | None, typer.Option("--host", help="Address to bind (default: 127.0.0.1).")] = None,
-    port: Annotated[int | None, typer.Option("--port", min=1, max=65535, metavar="N",
-                                             help="Port (default: 8080).")] = None,
-    threads: Annotated[int | None, typer.Option("--threads", min=1, metavar="N",
-                                                help="Worker threads (default: 8).")] = None,
-    public_url: Annotated[str | None, typer.Option("--public-url", metavar="URL",
-                                                   help="Base URL clients use to reach this server.")] = None,
-    init_admin: Annotated[bool, typer.Option(
-        "--init-admin", help="On first start (no users yet) create an admin and print its credentials once.")] = False,
-    web_client: Annotated[Path | None, typer.Option(
-        "--web-client", metavar="DIR", help="Serve a built WASDI web client (wasdiClient2) from this folder at /, "
-        "same origin as the API.")] = None,
+    host: serve_options.HostOpt = None,
+    port: serve_options.PortOpt = None,
+    threads: serve_options.ThreadsOpt = None,
+    public_url: serve_options.PublicUrlOpt = None,
+    init_admin: serve_options.InitAdminOpt = False,
+    web_client: serve_options.WebClientOpt = None,
     sftp_port: Annotated[int | None, typer.Option("--sftp-port", min=0, max=65535, metavar="N",
                                                   help="Port of the SFTP service (default: 2222; 0: any free port)."
                                                   )] = None,
@@ -343,7 +321,7 @@ def serve_command(
     """Serve the API with waitress, the built-in message broker and the SFTP service of the upload accounts beside
     it, until interrupted (Ctrl-C)."""
     settings = _settings(config, data_dir=data_dir, host=host, port=port, threads=threads, public_url=public_url,
-                         web_client_dir=str(web_client.resolve()) if web_client else None, sftp_port=sftp_port,
+                         web_client_dir=serve_options.web_client_dir(web_client), sftp_port=sftp_port,
                          broker_port=broker_port, node_code=node_code, store_url=store_url)
     serve(settings, init_admin=init_admin)
 

@@ -223,6 +223,15 @@ class Settings:
     of, the package index); env: paths joined by ``,``."""
     apps_offline: bool = False
     """Build app environments from ``apps_find_links`` and the installer's cache only, never the index."""
+    package_index_url: str = "https://pypi.org/simple/"
+    """The package index (its simple API: PEP 691 JSON or PEP 503 HTML) that /packageManager/listPackages asks for
+    the latest version of each package of an app; its host is reached through the outbound guard, allowed since
+    it is named here.  Empty: never asked (every latest version unknown)."""
+    package_index_timeout_seconds: float = 5.0
+    """Longest one package listing waits for the index, all its packages together; then the latest versions are
+    unknown and the answer says so (a ``Warning`` header)."""
+    package_index_cache_seconds: float = 3600.0
+    """How long a package's latest version is kept before the index is asked again."""
     apps_max_zip_bytes: int = 512 * 1024**2
     """Largest app zip ``/processors/uploadprocessor`` and ``updatefiles`` accept (unpacked size too)."""
     web_client_dir: str = ""

@@ -81,7 +81,7 @@ def test_help_on_a_terminal_stays_rich(monkeypatch: pytest.MonkeyPatch) -> None:
 
     import typer.core
 
-    from wasdi_cli.help_style import plain_help
+    from wasdi_command_line.help_style import plain_help
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:

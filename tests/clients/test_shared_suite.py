@@ -108,14 +108,20 @@ async def test_ingest_and_wait_for_processes(connect: Connect, unique: str, tmp_
         await client.workspaces.delete(ws_id)
 
 
-async def test_run_and_wait(connect: Connect, target: Target, flavour: str, unique: str) -> None:
+async def test_run_and_wait_of_an_unknown_app_is_refused(connect: Connect, unique: str) -> None:
     async with connect(ALICE) as client:
         ws_id = (await client.workspaces.create(name=f"runs-{unique}")).string_value
         with pytest.raises(APIError) as refused:
             await client.processors.run_and_wait(name=f"no-app-{unique}", workspace=ws_id)
         assert refused.value.message
-        if target.app is not None:
-            pytest.skip("an app run calls the server back over HTTP: runs are covered against the real server")
+        await client.workspaces.delete(ws_id)
+
+
+@pytest.mark.e2e
+async def test_run_and_wait(real_server: Target, flavour: str, unique: str) -> None:
+    # An app run calls its server back over HTTP: only the real server, which listens, has the app deployed.
+    async with real_server.client(flavour, ALICE) as client:
+        ws_id = (await client.workspaces.create(name=f"runs-{unique}")).string_value
         done = await client.processors.run_and_wait(name=HELLO, workspace=ws_id, params={"name": flavour},
                                                     poll_interval=0.1, timeout=120)
         assert done.status == "DONE"

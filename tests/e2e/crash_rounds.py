@@ -19,7 +19,7 @@ from tests.e2e import conftest as e2e
 from tests.server.user_estate import stored_documents
 
 from wasdi_server import load_settings
-from wasdi_server.services import COLLECTIONS
+from wasdi_server.composition import COLLECTIONS
 
 CALLERS = 8
 

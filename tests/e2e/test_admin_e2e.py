@@ -18,7 +18,7 @@ from tests.e2e import conftest as e2e
 from tests.server.user_estate import build_estate, leftovers, owned_keys, stored_documents
 
 from wasdi_server import load_settings
-from wasdi_server.services import build_services
+from wasdi_server.composition import build_services
 
 pytestmark = pytest.mark.e2e
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import socket
 import tarfile
 import time
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests import environment
 from tests.app_support import wheelhouse
 from tests.e2e.conftest import ALICE, BOB, RunningServer, ServerFactory
 from tests.e2e.test_apps_e2e import Api
@@ -29,7 +29,7 @@ from wasdi_server.management import channel
 
 PACKAGES = Path(__file__).resolve().parents[1] / "packages"
 MISSING = kernel_support().missing()
-if MISSING and os.environ.get("CI") != "true":
+if MISSING and not environment.on_ci():
     pytest.skip(f"this kernel cannot box runs: {'; '.join(MISSING)}", allow_module_level=True)
 MEMORY_MB = 256
 PROCESSES = 100

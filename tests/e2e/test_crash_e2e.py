@@ -13,7 +13,7 @@ from tests.e2e import conftest as e2e
 from tests.e2e import crash_rounds as crash
 
 from wasdi_server import load_settings
-from wasdi_server.services import build_services
+from wasdi_server.composition import build_services
 
 pytestmark = pytest.mark.e2e
 

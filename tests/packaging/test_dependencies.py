@@ -23,9 +23,10 @@ RUNTIME = {"": PROJECT["dependencies"], "cli": EXTRAS["cli"], "server": EXTRAS["
            "postgresql": EXTRAS["postgresql"]}
 """What installing each part brings: the SDK (base), the command line, the server, reading rasters on the server,
 the database the nodes of a deployment share."""
-PACKAGES = {"wasdi_sdk": ("",), "wasdi_cli": ("", "cli"), "wasdi_server": ("", "server", "geo", "postgresql")}
+PACKAGES = {"wasdi_sdk": ("",), "wasdi_cli": ("", "cli"), "wasdi_server": ("", "server", "geo", "postgresql"),
+            "wasdi_command_line": ("cli", "server")}
 """Each package of the distribution and the extras that install what it imports."""
-FIRST_PARTY = {"wasdi_sdk", "wasdi_cli", "wasdi_server"}
+FIRST_PARTY = {"wasdi_sdk", "wasdi_cli", "wasdi_server", "wasdi_command_line"}
 NOT_IMPORTED_BY_US = {"wasdi_server/data/app_executor.py"}
 """Shipped as data: it runs inside an app's own environment, where the official library is installed."""
 

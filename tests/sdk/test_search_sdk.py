@@ -30,7 +30,7 @@ from tests.server.test_search_query import S1_QUERY, S2_BODY, S2_NO_BBOX, S2_QUE
 from wasdi_sdk import EmptyResultError, WasdiClient, build_query
 from wasdi_sdk.models import DataProviderViewModel, QueryResultViewModel
 from wasdi_sdk.search_query import corners, request_body
-from wasdi_server.services.search_query import parse_query
+from wasdi_server.search_grammar import parse_query
 
 DATES_10 = ("AND ( beginPosition:[2023-01-01T00:00:00.000Z TO 2023-01-10T23:59:59.999Z]"
             "AND endPosition:[2023-01-01T00:00:00.000Z TO 2023-01-10T23:59:59.999Z]) ")

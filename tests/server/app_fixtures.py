@@ -7,7 +7,7 @@ from typing import Any
 
 from tests.conftest import Person, Server
 
-from wasdi_server.services.identity import now_ms
+from wasdi_server.dates import now_ms
 
 
 def make_app(server: Server, owner: Person, name: str, **fields: Any) -> dict[str, Any]:

@@ -5,7 +5,6 @@ its API with the official library), and a cell executed on a lab's kernel throug
 from __future__ import annotations
 
 import json
-import os
 import socket
 import time
 from collections.abc import Iterator
@@ -15,7 +14,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
-import pytest
+from tests import environment
 from tests.conftest import Server
 from tests.socket_server import on_a_socket
 
@@ -29,9 +28,7 @@ def require_notebooks() -> None:
     reason = (f"the [notebook] extra is not installed here ({', '.join(missing)} missing)" if missing
               else Box().refusal())
     if reason:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI must run the notebook tests: {reason}")
-        pytest.skip(reason)
+        environment.unavailable(reason)
 
 
 def free_port() -> int:

@@ -3,8 +3,10 @@
 Every row names a catalogue endpoint on a shareable resource, how to call it, and which callers it
 lets through: the owner (O), a user the resource is shared with for writing (W) or reading (R), a
 stranger (S), an admin (A), and a caller with no session (N).  Everyone else must be refused, in
-the endpoint's own failure style (the SDK maps every style to an exception, so "refused" means the
-call raised one of the SDK's API errors, or a style-C endpoint gave its refusal answer).  Each cell
+the endpoint's own failure style, which the catalogue declares: a style-A endpoint with a 4xx status and an
+``ErrorResponse``, a style-B one with HTTP 200 (or the status its marker names) and its failure marker, a
+style-C one with HTTP 200 (or 204) and its empty answer.  Any other refusal fails the cell, a 5xx first of all:
+an error the SDK raises is not enough, its answer must be the endpoint's own.  Each cell
 creates its own resource (uniquely named) on one server shared by the module, so mutating calls do
 not disturb each other and the table stays cheap to run; apps really built (seconds each) are the
 exception: one for the calls that read an app, one for those that change it, and one run, per module.
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import waitress
 from tests.app_support import HELLO_APP, app_settings, app_zip
@@ -35,9 +38,9 @@ from tests.server.snap import graph
 
 from wasdi_sdk import WasdiClient
 from wasdi_sdk._exceptions import APIError, EmptyResultError
-from wasdi_sdk.catalog import ENDPOINTS, FailureKind, endpoint
+from wasdi_sdk.catalog import ENDPOINTS, Endpoint, FailureKind, Style, endpoint
 from wasdi_server.api.framework import HANDLERS
-from wasdi_server.services.identity import now_ms
+from wasdi_server.dates import now_ms
 
 ROLES = "OWRSAN"
 USERS = {"O": "owner@example.org", "W": "writer@example.org", "R": "reader@example.org",
@@ -639,6 +642,74 @@ ADMIN_MADE = {"node"}
 
 
 REFUSAL_ANSWERS: dict[FailureKind, Any] = {FailureKind.EMPTY_LIST: [], FailureKind.TEXT_ERROR: "ERROR"}
+REFUSAL_STATUSES = frozenset({400, 401, 403, 404})
+"""What a refusal may say: invalid input (a name the caller may not see), no session, not permitted, not found."""
+
+
+def marker_refusals(ep: Endpoint) -> frozenset[int]:
+    """The codes a style-B marker may refuse with: the refusal statuses and the 4xx the contract lists for it;
+    the failure code it lists only when it lists no 4xx at all (/product/deletelist: intValue 500 and nothing
+    else)."""
+    listed = {s for s in ep.statuses if s >= 400}
+    client_side = {s for s in listed if s < 500}
+    return frozenset(REFUSAL_STATUSES | client_side) if client_side else frozenset(REFUSAL_STATUSES | listed)
+
+
+def answer_of(response: httpx.Response) -> Any:
+    """The body as the client reads it: JSON when it is JSON, else the text (None when empty)."""
+    if not response.content:
+        return None
+    try:
+        return response.json()
+    except ValueError:
+        return response.text
+
+
+def marker_problem(kind: FailureKind, ep: Endpoint, status: int, body: Any) -> str | None:
+    """Why ``status``/``body`` is not the failure answer ``kind`` (None: it is)."""
+    if kind in (FailureKind.PRIMITIVE, FailureKind.PRIMITIVE_WITH_STATUS):
+        if not isinstance(body, dict) or body.get("boolValue", body.get("BoolValue")) is not False:
+            return f"no boolValue=false marker in {body!r}"
+        code = body.get("intValue", body.get("IntValue"))
+        allowed = marker_refusals(ep)
+        if kind is FailureKind.PRIMITIVE_WITH_STATUS:
+            return None if code == status and code in allowed else f"status {status} with intValue {code}"
+        if status != 200:
+            return f"HTTP {status} where the marker comes with 200"
+        return None if not code or code in allowed else f"intValue {code} is not one of its refusals {sorted(allowed)}"
+    if status not in (200, 204) or (status == 204 and kind not in (FailureKind.NULL, FailureKind.DEFAULT_MODEL)):
+        return f"HTTP {status} where the failure comes with 200"
+    id_field = ep.failure.id_field or ""
+    checks: dict[FailureKind, Callable[[Any], bool]] = {
+        FailureKind.NULL: lambda b: b is None,
+        FailureKind.EMPTY_LIST: lambda b: b == [],
+        FailureKind.TEXT_ERROR: lambda b: b == "ERROR",
+        FailureKind.MINUS_ONE: lambda b: b == -1,
+        FailureKind.FALSE: lambda b: b is False,
+        FailureKind.RUNNING_ERROR: lambda b: isinstance(b, dict) and b.get("status") == "ERROR",
+        FailureKind.DEFAULT_MODEL: lambda b: b is None or (isinstance(b, dict) and not b.get(id_field)),
+        FailureKind.INVALID_USER: lambda b: isinstance(b, dict) and not b.get(id_field or "userId"),
+    }
+    check = checks.get(kind)
+    if check is None:
+        return f"{kind} is no failure answer of an HTTP 200"
+    return None if check(body) else f"{body!r} is not the {kind.value} failure answer"
+
+
+def refusal_problem(ep: Endpoint, response: httpx.Response) -> str | None:
+    """Why ``response`` is not a refusal in the failure style the catalogue declares for ``ep`` (None: it is)."""
+    status, body = response.status_code, answer_of(response)
+    if status >= 500:
+        return f"a server failure: HTTP {status} {body!r}"[:300]
+    if ep.style is Style.STATUS:
+        if status not in REFUSAL_STATUSES:
+            return f"HTTP {status}, not a refusal status"
+        if not (isinstance(body, dict) and isinstance(body.get("message"), str)):
+            return f"HTTP {status} without an ErrorResponse body: {body!r}"[:300]
+        return None
+    kinds = [ep.failure.kind, *([ep.failure.session_failure] if ep.failure.session_failure else [])]
+    problems = [marker_problem(kind, ep, status, body) for kind in kinds]
+    return None if None in problems else f"style {ep.style.value}: {'; '.join(p or '' for p in problems)}"[:300]
 
 
 OWN = "acts on the caller's own account, session or records, or creates a new resource: nothing shared to check"
@@ -730,7 +801,13 @@ def test_access_matrix(matrix_server: tuple[Server, dict[str, Person]], row: Row
         shared = rid.shared or rid
         for letter, rights in (("W", "write"), ("R", "read")):
             sharer.call(share, query={key: shared, "userId": USERS[letter], "rights": rights})
-    caller = server.sdk(people.get(role))
+    answers: list[httpx.Response] = []
+    person = people.get(role)
+    own_refusal = False
+    caller = WasdiClient(base_url="http://testserver", session_token=person.token if person else None, max_retries=0,
+                         http_client=httpx.Client(transport=httpx.WSGITransport(app=server.app),
+                                                  base_url="http://testserver",
+                                                  event_hooks={"response": [answers.append]}))
     try:
         result = caller.call(row.endpoint, query=row.query(rid), path=row.path(rid), body=row.body(rid),
                              files=row.files(rid))
@@ -738,11 +815,49 @@ def test_access_matrix(matrix_server: tuple[Server, dict[str, Person]], row: Row
         # one (an empty list, the text ERROR); the rows always have something to list and a process that
         # ended DONE, so there that answer can only be a refusal.  Elsewhere it is an answer (no build logs
         # yet is an empty list), the refusal being an error.
-        refused = row.refusal(result) if row.refusal else result == REFUSAL_ANSWERS.get(
-            endpoint(row.endpoint).failure.kind, object())
+        own_refusal = row.refusal is not None and row.refusal(result)
+        refused = own_refusal or (not row.refusal and result == REFUSAL_ANSWERS.get(
+            endpoint(row.endpoint).failure.kind, object()))
         outcome = f"refused (answered {result!r})" if refused else "allowed"
     except (APIError, EmptyResultError) as refusal:
         got_through = row.passed is not None and getattr(refusal, "status", None) == row.passed
         outcome = "allowed" if got_through else f"refused ({type(refusal).__name__}: {refusal})"
     expected = "allowed" if role in row.allowed else "refused"
     assert outcome.split(" ")[0] == expected, f"{row.endpoint} as {role}: {outcome}"
+    assert answers, "the call reached no server"
+    last = answers[-1]
+    last.read()
+    if own_refusal:  # the row's own refusal answer, in a 200 (checked by the row's predicate)
+        assert last.status_code == 200, f"{row.endpoint} as {role}: HTTP {last.status_code}"
+    elif expected == "refused":
+        problem = refusal_problem(endpoint(row.endpoint), last)
+        assert problem is None, f"{row.endpoint} as {role} refused, not in its own failure style: {problem}"
+    else:
+        assert last.status_code < 500 or last.status_code == row.passed, \
+            f"{row.endpoint} as {role}: a server failure, HTTP {last.status_code}"
+
+
+@pytest.mark.parametrize(("name", "status", "body", "problem"), [
+    ("workspaces.delete", 403, {"message": "not yours"}, None),
+    ("workspaces.delete", 500, {"message": "boom"}, "a server failure"),
+    ("workspaces.delete", 200, {"message": "deleted"}, "not a refusal status"),
+    ("workspaces.delete", 403, "Forbidden", "without an ErrorResponse"),
+    ("workspaces.list", 200, [], None),
+    ("workspaces.list", 401, {"message": "no session"}, "where the failure comes with 200"),
+    ("workspaces.list", 502, None, "a server failure"),
+    ("workspaces.get", 200, None, None),  # its session failure: null
+    ("workspaces.get", 200, {"workspaceId": ""}, None),  # its failure: the default model
+    ("workspaces.get", 200, {"workspaceId": "w1"}, "is not the"),
+    ("param_templates.share_add", 200, {"boolValue": False, "intValue": 403}, None),
+    ("param_templates.share_add", 200, {"boolValue": False, "intValue": 500}, "is not one of its refusals"),
+    ("param_templates.share_add", 403, {"boolValue": False, "intValue": 403}, "where the marker comes with 200"),
+    ("products.delete_many", 200, {"BoolValue": False, "IntValue": 500}, None),  # the contract's only failure
+])
+def test_a_refusal_counts_only_in_the_endpoints_own_style(name: str, status: int, body: Any,
+                                                          problem: str | None) -> None:
+    response = httpx.Response(status, json=body) if body is not None else httpx.Response(status)
+    found = refusal_problem(endpoint(name), response)
+    if problem is None:
+        assert found is None
+    else:
+        assert found is not None and problem in found, found

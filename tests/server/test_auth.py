@@ -274,9 +274,7 @@ def test_a_clear_token_of_an_older_data_directory_is_rekeyed_at_start(tmp_path) 
 
 
 def test_the_session_user_cache_is_bounded(server: Server, monkeypatch: pytest.MonkeyPatch) -> None:
-    from wasdi_server.services import sessions as module
-
-    monkeypatch.setattr(module, "USER_CACHE_SIZE", 5)
+    monkeypatch.setattr(server.services.sessions._user_cache, "max_entries", 5)
     server.services.users.add("many@example.org", PASSWORD)
     tokens = [server.services.sessions.open("many@example.org") for _ in range(20)]
     for token in tokens:

@@ -20,6 +20,7 @@ from typing import Any
 
 import httpx
 import pytest
+from tests import environment
 from tests.box_jobs import python_job
 from tests.conftest import Person, Server
 
@@ -27,7 +28,7 @@ from wasdi_server.launcher.box import Box, BoxUnavailable, KernelSupport, Limits
 from wasdi_server.launcher.operations import OperationContext, OperationStopped, OperationTimedOut
 
 MISSING = kernel_support().missing()
-if MISSING and os.environ.get("CI") != "true":
+if MISSING and not environment.on_ci():
     pytest.skip(f"this kernel cannot box runs: {'; '.join(MISSING)}", allow_module_level=True)
 
 PROBE = r'''
@@ -178,8 +179,8 @@ FORK_BOMB = ("import os, time\ncount = 0\ntry:\n    while count < 2000:\n       
 MEMORY_BOMB = "chunks = []\nwhile True:\n    chunks.append(b'x' * (16 * 1024 * 1024))\n"
 
 
-@pytest.mark.skipif("pids" not in kernel_support().cgroups, reason="no writable pids cgroup here")
 def test_a_fork_bomb_is_bounded_by_the_run_cgroup_and_named(tmp_path: Path) -> None:
+    environment.require("pids" in kernel_support().cgroups, "no writable pids cgroup here")
     outcome, lines = _limited(tmp_path, FORK_BOMB, processes=30)
     forked = int(lines[-1].split()[-1])
     assert forked < 30 and "fork refused" in " ".join(lines)
@@ -199,8 +200,8 @@ def test_a_fork_bomb_is_bounded_without_a_cgroup_too(tmp_path: Path) -> None:
     assert outcome.killed == forked
 
 
-@pytest.mark.skipif("memory" not in kernel_support().cgroups, reason="no writable memory cgroup here")
 def test_a_memory_bomb_is_ended_by_the_run_cgroup_and_named(tmp_path: Path) -> None:
+    environment.require("memory" in kernel_support().cgroups, "no writable memory cgroup here")
     outcome, _ = _limited(tmp_path, MEMORY_BOMB, memory_mb=128)
     assert outcome.signal == 9 and outcome.limits == ["memory_mb"]
     assert "memory limit (app_memory_mb = 128 MB)" in Limits(memory_mb=128).explain("memory_mb")

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from wasdi_server import load_settings
-from wasdi_server.services import build_services
+from wasdi_server.composition import build_services
 from wasdi_server.services.intents import IntentLog
 from wasdi_server.store import open_store
 

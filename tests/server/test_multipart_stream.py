@@ -18,6 +18,7 @@ import falcon
 import httpx
 import pytest
 from falcon.media.multipart import MultipartFormHandler
+from tests import environment
 from tests.conftest import Person, Server
 
 from wasdi_sdk import WasdiClient
@@ -277,8 +278,8 @@ def test_the_server_reads_sockets_in_big_chunks_and_returns_freed_memory() -> No
         assert server.adj.recv_bytes == 256 * 1024  # 4,096 reads for 1 GiB, not waitress's 131,072
     finally:
         server.close()
-    if platform.libc_ver()[0] != "glibc":
-        pytest.skip(f"mallopt is glibc's; this C library is {platform.libc_ver()[0] or 'unknown'}")
+    environment.require(platform.libc_ver()[0] == "glibc",
+                        f"mallopt is glibc's; this C library is {platform.libc_ver()[0] or 'unknown'}")
     done = subprocess.run([sys.executable, "-c", "from wasdi_server.serving import return_freed_memory as r; "
                            "print(r())"], capture_output=True, text=True, timeout=60, check=True)
     assert done.stdout.strip() == "True"

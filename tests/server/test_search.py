@@ -23,7 +23,7 @@ from wasdi_server.providers.search import (
     SearchProviders,
 )
 from wasdi_server.providers.search import local as local_module
-from wasdi_server.services.search_query import SearchQuery
+from wasdi_server.search_grammar import SearchQuery
 
 RESULT_MEMBERS = {"preview", "title", "summary", "id", "link", "footprint", "provider", "properties", "volumeName",
                   "volumePath", "platform"}

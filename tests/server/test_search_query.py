@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import pytest
 
 from wasdi_server.errors import BadRequest
-from wasdi_server.services.search_query import (
+from wasdi_server.search_grammar import (
     PLATFORMS,
     SearchQuery,
     canonical_platform,

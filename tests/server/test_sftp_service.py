@@ -13,6 +13,7 @@ from pathlib import Path
 
 import asyncssh
 import pytest
+from tests import environment
 from tests.conftest import Person, Server
 from tests.server.geodata import make_geotiff, new_workspace
 from tests.server.transfer_support import (
@@ -30,9 +31,9 @@ from tests.server.transfer_support import (
 MB = 1024 * 1024
 
 
-@pytest.mark.skipif(OPENSSH_SFTP is None, reason="OpenSSH's sftp client is not installed")
 def test_openssh_sftp_uploads_200_mb_resumes_lists_and_downloads(server: Server, alice: Person,
                                                                   tmp_path: Path) -> None:
+    environment.require(OPENSSH_SFTP, "OpenSSH's sftp client is not installed")
     password = create_account(server, alice)
     whole = pattern_file(tmp_path / "scene.bin", 200 * MB)
     part = tmp_path / "part.bin"
@@ -56,8 +57,8 @@ def test_openssh_sftp_uploads_200_mb_resumes_lists_and_downloads(server: Server,
     assert not stored.exists()
 
 
-@pytest.mark.skipif(OPENSSH_SFTP is None, reason="OpenSSH's sftp client is not installed")
 def test_openssh_sftp_is_kept_inside_the_folder(server: Server, alice: Person, bob: Person, tmp_path: Path) -> None:
+    environment.require(OPENSSH_SFTP, "OpenSSH's sftp client is not installed")
     password = create_account(server, alice)
     create_account(server, bob)
     bobs = server.services.uploads.folder(bob.user_id)

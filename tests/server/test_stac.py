@@ -16,7 +16,7 @@ from tests.server.test_search import S2_JANUARY, make_catalogue
 
 from wasdi_server.providers.search import SearchProviderError, StacProvider
 from wasdi_server.providers.search.stac import platform_of_item
-from wasdi_server.services.search_query import parse_query
+from wasdi_server.search_grammar import parse_query
 
 URL = "https://stac.example.test/v1"
 S2_QUERY = ('( footprint:"intersects(POLYGON(( 7.0 45.0,7.0 46.0,8.0 46.0,8.0 45.0,7.0 45.0)))") AND '

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests import environment
 from tests.conftest import Server
 
 from wasdi_server.cli import app as server_app
@@ -66,7 +67,7 @@ process.stdout.write(JSON.stringify(seen));
 def read_as_the_client(script: str) -> dict[str, object]:
     node = shutil.which("node")
     if node is None:
-        pytest.skip("node is not installed: the stand-in reader runs the served script in it")
+        environment.unavailable("node is not installed: the stand-in reader runs the served script in it")
     program = f"const KEYS = {json.dumps(CLIENT_KEYS)};" + STAND_IN_READER
     done = subprocess.run([node, "-e", program], input=script, capture_output=True, text=True, check=True)
     return json.loads(done.stdout)

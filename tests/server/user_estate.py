@@ -12,7 +12,8 @@ from typing import Any
 from tests.server.app_fixtures import app_record
 from tests.server.snap import graph
 
-from wasdi_server.services import Services
+from wasdi_server.composition import Services
+from wasdi_server.store.tinydb_store import read_documents
 
 SLD = (b'<?xml version="1.0" encoding="UTF-8"?>\n<StyledLayerDescriptor version="1.0.0" '
        b'xmlns="http://www.opengis.net/sld"><NamedLayer><Name>x</Name><UserStyle><FeatureTypeStyle><Rule>'
@@ -72,30 +73,9 @@ def build_estate(services: Services, user_id: str, other_id: str, tag: str, work
 
 
 def stored_documents(data_dir: Path) -> dict[str, dict[str, dict[str, Any]]]:
-    """Every stored document by collection and id, read from the TinyDB engine's files as docs/server.md
-    describes them (snapshots, then the journals replayed in order; a torn last line is what a crash leaves
-    and is dropped).  Works whether or not a server holds the data directory."""
-    db = data_dir / "db"
-    collections: dict[str, dict[str, dict[str, Any]]] = {}
-    if not db.is_dir():
-        return collections
-    for path in sorted(db.glob("*.json")):
-        for table in json.loads(path.read_text() or "{}").values():
-            collections.setdefault(path.stem, {}).update({str(k): v for k, v in table.items()})
-    journals = sorted(db.glob("journal-*.jsonl"), key=lambda p: int(p.stem.split("-", 1)[1]))
-    for journal in journals:
-        for line in journal.read_text().splitlines():
-            try:
-                entry = json.loads(line)
-            except ValueError:
-                continue
-            for name, doc_id, document in entry["w"]:
-                table = collections.setdefault(name, {})
-                if document is None:
-                    table.pop(str(doc_id), None)
-                else:
-                    table[str(doc_id)] = document
-    return collections
+    """Every stored document by collection and id, read through the store's own read-only reader (no lock taken,
+    so it works whether or not a server holds the data directory)."""
+    return {name: {str(k): v for k, v in table.items()} for name, table in read_documents(data_dir).items()}
 
 
 def leftovers(data_dir: Path, user_id: str) -> list[str]:
@@ -114,7 +94,7 @@ def leftovers(data_dir: Path, user_id: str) -> list[str]:
 
 def owned_keys(data_dir: Path, user_id: str) -> set[tuple[str, str]]:
     """``(collection, key)`` of every stored record that belongs to ``user_id`` (contents may change)."""
-    from wasdi_server.services import COLLECTIONS
+    from wasdi_server.composition import COLLECTIONS
 
     return {(name, str(doc.get(COLLECTIONS.get(name, ""))))
             for name, table in stored_documents(data_dir).items() for doc in table.values()

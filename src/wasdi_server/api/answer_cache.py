@@ -12,10 +12,10 @@
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
+from ..bounded_cache import BoundedCache
 from .answers import Answer
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
@@ -50,15 +50,15 @@ class AnswerCache:
                  version_of: Callable[[str], int] | None = None) -> None:
         self.max_bytes = max_bytes
         self.version_of = version_of
-        self._answers: OrderedDict[tuple[Any, ...], tuple[Answer, tuple[str, ...], Versions, int]] = OrderedDict()
+        self._answers: BoundedCache[tuple[Any, ...], tuple[Answer, tuple[str, ...], Versions]] = BoundedCache(
+            max_weight=max_bytes, on_evict=self._unindex)
         self._by_collection: dict[str, set[tuple[Any, ...]]] = {}
         self._seen: dict[str, int] = {}
-        self._bytes = 0
         self._lock = threading.Lock()
 
     @property
     def size_bytes(self) -> int:
-        return self._bytes
+        return self._answers.total_weight
 
     def __len__(self) -> int:
         return len(self._answers)
@@ -77,7 +77,6 @@ class AnswerCache:
             if entry[2] != versions:
                 self._remove(key)
                 return None
-            self._answers.move_to_end(key)
             return entry[0]
 
     def put(self, key: tuple[Any, ...], collections: tuple[str, ...], versions: Versions, answer: Answer) -> None:
@@ -90,12 +89,9 @@ class AnswerCache:
             if any(self._seen.get(c, v) != v for c, v in zip(collections, versions, strict=True)):
                 return  # computed from data that changed meanwhile
             self._remove(key)
-            self._answers[key] = (answer, collections, versions, size)
-            self._bytes += size
             for name in collections:
                 self._by_collection.setdefault(name, set()).add(key)
-            while self._bytes > self.max_bytes and self._answers:
-                self._remove(next(iter(self._answers)))
+            self._answers.put(key, (answer, collections, versions), size)
 
     def _drop_changed(self, collections: tuple[str, ...], versions: Versions) -> None:
         # A newer version of a collection makes every answer built from an older one useless: drop them now.
@@ -112,10 +108,11 @@ class AnswerCache:
                     self._remove(key)
 
     def _remove(self, key: tuple[Any, ...]) -> None:
-        entry = self._answers.pop(key, None)
-        if entry is None:
-            return
-        self._bytes -= entry[3]
+        entry = self._answers.pop(key)
+        if entry is not None:
+            self._unindex(key, entry)
+
+    def _unindex(self, key: tuple[Any, ...], entry: tuple[Answer, tuple[str, ...], Versions]) -> None:
         for name in entry[1]:
             keys = self._by_collection.get(name)
             if keys is not None:

@@ -19,7 +19,7 @@ import falcon
 from ..providers.payments import SESSION_PLACEHOLDER, LocalPaymentProvider
 
 if TYPE_CHECKING:
-    from ..services import Services
+    from ..composition import Services
 
 ROUTE = "/payments/{provider}/{page}/{ref}"
 MAX_FORM_BYTES = 4096

@@ -17,8 +17,6 @@
 from __future__ import annotations
 
 import os
-import zipfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,10 +24,9 @@ from wasdi_sdk.models import PrimitiveResult
 
 from ..errors import BadRequest
 from ..services.readers import stem_of
+from ..zip_streams import zip_chunks
 from .answers import FileResult
 from .framework import Call, handles
-
-ZIP_CHUNK = 1024 * 1024
 
 
 @handles("files.check_available")
@@ -53,9 +50,10 @@ def download(call: Call) -> FileResult:
     path = call.services.products.existing_file(call.caller, _spelled(call, "workspace", "worskpaceId"),
                                                 _spelled(call, "filename", "fileName"))
     if path.suffix.lower() == ".dim":
-        return FileResult(zip_stream(path), media_type="application/zip", filename=f"{stem_of(path.name)}.zip")
+        return FileResult(zip_chunks(zip_members_of(path)), media_type="application/zip",
+                          filename=f"{stem_of(path.name)}.zip")
     if not path.is_file():
-        return FileResult(zip_stream(path), media_type="application/zip", filename=f"{path.name}.zip")
+        return FileResult(zip_chunks(zip_members_of(path)), media_type="application/zip", filename=f"{path.name}.zip")
     handle = open(path, "rb")  # noqa: SIM115 - the answer streams it and falcon closes it
     return FileResult(handle, filename=path.name, length=os.fstat(handle.fileno()).st_size)
 
@@ -104,33 +102,6 @@ def copy_to_sftp(call: Call) -> PrimitiveResult:
     return PrimitiveResult(bool_value=True, int_value=200, string_value=process_id)
 
 
-class _Chunks:
-    """A write-only file object that hands what is written to a generator, chunk by chunk."""
-
-    def __init__(self) -> None:
-        self.parts: list[bytes] = []
-        self.position = 0
-
-    def write(self, data: bytes) -> int:
-        self.parts.append(bytes(data))
-        self.position += len(data)
-        return len(data)
-
-    def tell(self) -> int:
-        return self.position
-
-    def flush(self) -> None:
-        pass
-
-    def close(self) -> None:
-        """Nothing to release (zipfile never closes a file it was given; its types ask for the method)."""
-
-    def take(self) -> bytes:
-        data = b"".join(self.parts)
-        self.parts.clear()
-        return data
-
-
 def zip_members_of(path: Path) -> list[tuple[Path, str]]:
     """The files a zipped download holds: a ``.dim`` with its ``.data`` folder, or a folder's files."""
     if path.is_dir():
@@ -147,25 +118,3 @@ def zip_members_of(path: Path) -> list[tuple[Path, str]]:
                 if child.is_file() and not child.is_symlink():
                     items.append((child, child.relative_to(base).as_posix()))
     return items
-
-
-def zip_stream(path: Path) -> Iterator[bytes]:
-    """A zip of ``path`` (and its ``.data`` folder) built while it is sent; one chunk in memory at a time."""
-    sink = _Chunks()
-    with zipfile.ZipFile(sink, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
-        for source, name in zip_members_of(path):
-            with open(source, "rb") as src, archive.open(name, "w", force_zip64=True) as dst:
-                while True:
-                    chunk = src.read(ZIP_CHUNK)
-                    if not chunk:
-                        break
-                    dst.write(chunk)
-                    data = sink.take()
-                    if data:
-                        yield data
-            data = sink.take()
-            if data:
-                yield data
-    data = sink.take()
-    if data:
-        yield data

@@ -28,7 +28,7 @@ from .bodies import parse_body, read_limited
 from .host_header import canonical_prefix
 
 if TYPE_CHECKING:
-    from ..services import Services
+    from ..composition import Services
     from ..services.identity import User
 
 log = logging.getLogger("wasdi_server")

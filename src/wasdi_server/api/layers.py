@@ -29,7 +29,7 @@ from .framework import LEGACY_BASE_PATH, SESSION_HEADER
 from .host_header import canonical_prefix
 
 if TYPE_CHECKING:
-    from ..services import Services
+    from ..composition import Services
 
 ROUTE = "/layers/{layer_id}.png"
 WMS_ROUTE = "/wms"

@@ -18,7 +18,7 @@ from .answers import to_json_bytes
 from .framework import SESSION_HEADER
 
 if TYPE_CHECKING:
-    from ..services import Services
+    from ..composition import Services
 
 ROUTE = ADDRESS_PATH
 

@@ -4,14 +4,20 @@ from __future__ import annotations
 
 from wasdi_sdk.models import PackageManagerViewModel, PackageViewModel
 
-from .answers import Answer
+from .answers import Answer, to_json_bytes
 from .framework import Call, handles
+
+UNCHECKED = ('199 wasdi "the package index could not be reached in time: the latest versions are unknown '
+             '(latestVersion left out)"')
 
 
 @handles("package_manager.list_packages")
-def list_packages(call: Call) -> list[PackageViewModel]:
-    rows = call.services.app_environments.list_packages(call.caller, call.params["name"])
-    return [PackageViewModel.model_validate(r) for r in rows]
+def list_packages(call: Call) -> list[PackageViewModel] | Answer:
+    rows, checked = call.services.app_environments.list_packages(call.caller, call.params["name"])
+    packages = [PackageViewModel.model_validate(r) for r in rows]
+    if checked:
+        return packages
+    return Answer(200, body=to_json_bytes(packages), headers={"Warning": UNCHECKED})
 
 
 @handles("package_manager.environment_actions")

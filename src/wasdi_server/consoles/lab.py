@@ -29,12 +29,12 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import httpx
 
+from ..dates import parse_epoch_ms
 from ..launcher.box import Box, BoxUnavailable, Job
 from ..launcher.box.system import interpreter_paths
 
@@ -315,9 +315,6 @@ def _epoch(stamp: Any) -> float | None:
     if not isinstance(stamp, str):
         return None
     try:
-        moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+        return parse_epoch_ms(stamp) / 1000.0
     except ValueError:
         return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.timestamp()

@@ -1,10 +1,8 @@
-"""The launcher: queued operations, their worker pool, and the registry of operation handlers."""
+"""The launcher: queued operations, their worker pool, and the registry of operation handlers.
 
-from . import (
-    ops_apps,  # noqa: F401  (registers DEPLOYPROCESSOR, RUNPROCESSOR, ENVIRONMENTUPDATE ... : the apps)
-    ops_graph,  # noqa: F401  (registers GRAPH)
-    ops_products,  # noqa: F401  (registers INGEST, READMETADATA, DOWNLOAD, SHARE, PUBLISHBAND, DELETE)
-)
+The handlers (``ops_apps``, ``ops_graph``, ``ops_products``) register themselves when imported; the composition
+root imports them, since they use the services, which use parts of the launcher (``engines``)."""
+
 from .operations import OPERATIONS, OperationContext, OperationFailed, OperationStopped, operation
 from .pool import Launcher
 

@@ -15,7 +15,7 @@ from .box import Box, Job, Outcome
 from .box.box import TRAMPOLINE
 
 if TYPE_CHECKING:
-    from ..services import Services
+    from ..composition import Services
 
 
 class OperationStopped(Exception):

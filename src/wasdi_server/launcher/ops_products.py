@@ -24,14 +24,14 @@ from typing import Any
 
 from wasdi_sdk.atomic_files import replace_durably
 
+from ..dates import now_ms
 from ..errors import DomainError
 from ..messages import OK
 from ..providers.mapserver import MapServerError
 from ..providers.outbound import OutboundPolicy, OutboundRefused, open_stream, redact
 from ..services import readers
-from ..services.identity import now_ms
 from ..services.paths import temporary_name
-from ..services.products import CHUNK
+from ..services.products import CHUNK, copy_item
 from .operations import OperationContext, OperationFailed, operation
 
 Handler = Callable[[OperationContext], bool | None]
@@ -133,10 +133,12 @@ def download(ctx: OperationContext) -> bool:
     partial = target.with_name(temporary_name(file_name))
     try:
         if url.lower().startswith("file:"):
-            size = _copy_local(ctx, products.local_source(url), partial)
+            source = products.local_source(url)
+            copy_item(source, target, Progress(ctx, source.stat().st_size))  # atomic and durable itself
+            size = target.stat().st_size
         else:
             size = _fetch_http(ctx, url, partial, services.settings.import_timeout_seconds)
-        replace_durably(partial, target)
+            replace_durably(partial, target)
     finally:
         with contextlib.suppress(FileNotFoundError):
             partial.unlink()
@@ -148,20 +150,6 @@ def download(ctx: OperationContext) -> bool:
     _say_if_unreadable(ctx, record)
     services.messages.send("DOWNLOAD", products.view(record), ctx.workspace_id, result=OK)
     return True
-
-
-def _copy_local(ctx: OperationContext, source: Path, partial: Path) -> int:
-    progress = Progress(ctx, source.stat().st_size)
-    done = 0
-    with open(source, "rb") as src, open(partial, "wb") as dst:
-        while True:
-            chunk = src.read(CHUNK)
-            if not chunk:
-                break
-            dst.write(chunk)
-            done += len(chunk)
-            progress(done)
-    return done
 
 
 def _fetch_http(ctx: OperationContext, url: str, partial: Path, timeout: float) -> int:

@@ -17,6 +17,7 @@ import logging
 import threading
 from typing import TYPE_CHECKING, Any
 
+from ..services.background import Periodic
 from ..services.paths import hide_server_paths
 from ..services.processes import CREATED, DONE, ERROR, READY, RUNNING, STOPPED, TERMINAL, WAITING
 from .box import kernel_support
@@ -24,7 +25,7 @@ from .box.cgroups import remove_leftovers
 from .operations import OPERATIONS, OperationContext, OperationFailed, OperationStopped, end_leftover_run
 
 if TYPE_CHECKING:
-    from ..services import Services
+    from ..composition import Services
 
 log = logging.getLogger("wasdi_server.launcher")
 RESTART_MESSAGE = "interrupted by a server restart"
@@ -45,9 +46,7 @@ class Launcher:
         self.services = services
         self.workers = max(1, workers)
         self.poll_seconds = poll_seconds
-        self._wake = threading.Event()
-        self._stopping = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._cycles = Periodic("wasdi-launcher", self.cycle, poll_seconds, "launcher cycle failed")
         self._running: dict[str, tuple[threading.Thread, OperationContext]] = {}
         self._lock = threading.Lock()
         self._settled_version = -1
@@ -56,31 +55,26 @@ class Launcher:
 
     # -- lifecycle -------------------------------------------------------------------------------------
     def start(self) -> None:
-        if self._thread is not None:
+        if self._cycles.started:
             return
         self.recover()
         remove_leftovers(kernel_support().cgroups)
         self.services.processes.on_created(self.wake)
-        self._thread = threading.Thread(target=self._loop, name="wasdi-launcher", daemon=True)
-        self._thread.start()
+        self._cycles.start()
 
     def stop(self, timeout: float = 10.0) -> None:
         """Stop taking work, ask running operations to stop, and wait for them."""
-        self._stopping.set()
-        self._wake.set()
         # The loop first: an operation it starts while we look would otherwise outlive the store.
-        if self._thread is not None:
-            self._thread.join(timeout)
+        self._cycles.stop(timeout)
         with self._lock:
             running = list(self._running.values())
         for _, ctx in running:
             ctx.stop_event.set()
         for thread, _ in running:
             thread.join(timeout)
-        self._thread = None
 
     def wake(self) -> None:
-        self._wake.set()
+        self._cycles.wake()
 
     def recover(self) -> int:
         """The restart rule: this node's RUNNING, WAITING and READY records become ERROR."""
@@ -102,15 +96,6 @@ class Launcher:
         return entry is not None and entry[0].is_alive()
 
     # -- scheduling ------------------------------------------------------------------------------------
-    def _loop(self) -> None:
-        while not self._stopping.is_set():
-            try:
-                self.cycle()
-            except Exception:
-                log.exception("launcher cycle failed")
-            self._wake.wait(self.poll_seconds)
-            self._wake.clear()
-
     def cycle(self) -> None:
         """Fill the free slots: READY records first, then CREATED ones, oldest first."""
         processes = self.services.processes
@@ -124,7 +109,7 @@ class Launcher:
             if processes.set_status(record["processObjId"], RUNNING, notify=True, only_if_active=True):
                 free -= 1
         for record in [r for r in oldest if r["status"] == CREATED]:
-            if free <= 0 or self._stopping.is_set():
+            if free <= 0 or self._cycles.stopping:
                 break
             started = processes.set_status(record["processObjId"], RUNNING, perc=0, notify=True,
                                            only_if_active=True)

@@ -13,7 +13,7 @@ from ..services.identity import ADMIN, normalise_user_id
 from ..services.passwords import hash_password, password_problem, random_password
 
 if TYPE_CHECKING:
-    from ..services import Services
+    from ..composition import Services
 
 OPERATIONS = ("user.add", "user.list", "user.disable", "user.enable", "user.reset")
 

@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..services.search_query import PLATFORMS, canonical_platform
+from ..search_grammar import PLATFORMS, canonical_platform
 from ..settings import Settings
 
 if TYPE_CHECKING:

@@ -31,7 +31,7 @@ from ..errors import DomainError
 from . import accounts
 
 if TYPE_CHECKING:
-    from ..services import Services
+    from ..composition import Services
 
 log = logging.getLogger("wasdi_server.admin_channel")
 SOCKET_NAME = "admin.sock"

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..services import COLLECTION_INDEXES, COLLECTIONS, NODE_LOCAL_COLLECTIONS
+from ..composition import COLLECTION_INDEXES, COLLECTIONS, NODE_LOCAL_COLLECTIONS
 from ..settings import Settings
 from ..store import open_shared_store, open_store
 

@@ -17,8 +17,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from wasdi_sdk.atomic_files import write_atomic
+
 from ..store.engine import lock_data_dir
-from ..store.tinydb_store import JOURNAL_FILE, parse_journal_line, write_file_atomically
+from ..store.tinydb_store import JOURNAL_FILE, SNAPSHOT_FILE, parse_journal_line
 
 PREVIEW_BYTES = 120
 
@@ -95,7 +97,7 @@ def drop_line(data_dir: Path, journal: str, number: int) -> Path:
         if not 1 <= number <= len(lines):
             raise RepairError(f"{journal} has {len(lines)} complete lines: there is no line {number}")
         kept = db / f"{journal}.line-{number}.dropped"
-        write_file_atomically(kept, lines[number - 1] + b"\n")
+        write_atomic(kept, lines[number - 1] + b"\n", **SNAPSHOT_FILE)
         rest = lines[:number - 1] + lines[number:]
-        write_file_atomically(path, b"".join(line + b"\n" for line in rest) + tail)
+        write_atomic(path, b"".join(line + b"\n" for line in rest) + tail, **SNAPSHOT_FILE)
         return kept

@@ -18,7 +18,7 @@ from .exchange import Exchange
 from .publisher import KO, OK, Message, Messages, Publisher
 
 if TYPE_CHECKING:
-    from ..services import Services
+    from ..composition import Services
     from ..settings import Settings
     from .broker import StompBroker
 

@@ -20,7 +20,7 @@ from urllib.parse import urlencode, urlsplit
 import httpx
 
 from ..providers.outbound import OutboundPolicy, OutboundRefused, open_request
-from .identity import MAIN_NODE, NodeIdentity
+from .identity import MAIN_NODE, NodeIdentity, is_main_node
 
 if TYPE_CHECKING:
     from ..store import Collection
@@ -56,7 +56,7 @@ class NodeClient:
     # -- who may be called ------------------------------------------------------------------------------
     def peer(self, code: str) -> Peer:
         """The registered, active node ``code`` (or the main node); ``NodeUnreachable`` otherwise."""
-        if code == MAIN_NODE and not self.identity.is_main:
+        if is_main_node(code) and not self.identity.is_main:
             url = self.identity.main_url
             if not url:
                 raise NodeUnreachable("the main node's address is not known: set main_url, or public_url on the "

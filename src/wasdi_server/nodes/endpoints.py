@@ -24,7 +24,7 @@ from .identity import SECRET_HEADER
 from .user_cleanup import USER_DELETED, forget_user_here
 
 if TYPE_CHECKING:
-    from ..services import Services
+    from ..composition import Services
 
 
 def _refuse(resp: falcon.Response, status: int, message: str) -> None:

@@ -16,6 +16,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 MAIN_NODE = "wasdi"
+
+
+def is_main_node(code: str | None) -> bool:
+    """The one test of "is this the main node": its code is exactly ``wasdi`` (gaps §8, ``isMainNode``)."""
+    return code == MAIN_NODE
 """The main node's code (``CFG/WasdiConfig.isMainNode``: the node whose code is exactly this)."""
 SECRET_HEADER = "x-wasdi-node-secret"
 """Carries the nodes' shared secret on every node-to-node call."""
@@ -66,7 +71,7 @@ class NodeIdentity:
     @property
     def is_main(self) -> bool:
         """Whether this is the main node (``wasdi``)."""
-        return self.code == MAIN_NODE
+        return is_main_node(self.code)
 
     @property
     def in_deployment(self) -> bool:

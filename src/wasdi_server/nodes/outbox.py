@@ -14,7 +14,6 @@ either node too.  A node's refusal (a 4xx answer: the app is not on that node, s
 from __future__ import annotations
 
 import logging
-import os
 import shutil
 import threading
 import time
@@ -24,6 +23,9 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
+from wasdi_sdk.atomic_files import atomic_writer
+
+from ..services.background import Periodic
 from ..store import Collection
 from .client import NodeClient, NodeUnreachable, Peer
 
@@ -48,9 +50,7 @@ class Outbox:
         self.open_session = open_session
         self.close_session = close_session
         self.poll_seconds = poll_seconds
-        self._wake = threading.Event()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._worker = Periodic("wasdi-outbox", self.deliver_due, poll_seconds, "the outbox could not deliver")
         self._delivering = threading.Lock()
 
     # -- writing ------------------------------------------------------------------------------------------
@@ -65,14 +65,13 @@ class Outbox:
             kept = uuid.uuid4().hex
             self.folder.mkdir(parents=True, exist_ok=True)
             target = self.folder / kept
-            shutil.copyfile(file, target)
-            with open(target, "rb") as handle:  # durable before any item names it
-                os.fsync(handle.fileno())
+            with open(file, "rb") as source, atomic_writer(target) as copy:  # durable before any item names it
+                shutil.copyfileobj(source, copy, 1024 * 1024)
         now = time.time()
         with self.atomic():  # every node's item, or none
             for number, peer in enumerate(peers):
                 self._insert(now, number, peer, method, path, query, user_id, kept, file_field, file_name)
-        self._wake.set()
+        self._worker.wake()
         return len(peers)
 
     def _insert(self, now: float, number: int, peer: Peer, method: str, path: str, query: Mapping[str, Any],
@@ -89,27 +88,10 @@ class Outbox:
 
     # -- delivering ---------------------------------------------------------------------------------------
     def start(self) -> None:
-        if self._thread is not None:
-            return
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._loop, name="wasdi-outbox", daemon=True)
-        self._thread.start()
+        self._worker.start()
 
     def stop(self, timeout: float = 10.0) -> None:
-        self._stop.set()
-        self._wake.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
-        self._thread = None
-
-    def _loop(self) -> None:
-        while not self._stop.is_set():
-            try:
-                self.deliver_due()
-            except Exception:
-                log.exception("the outbox could not deliver")
-            self._wake.wait(self.poll_seconds)
-            self._wake.clear()
+        self._worker.stop(timeout)
 
     def deliver_due(self) -> int:
         """Deliver every item that is due, in order per node (a node's first failure holds its later items);
@@ -119,7 +101,7 @@ class Outbox:
             blocked: set[str] = set()
             for item in self.pending():
                 node = str(item["node"])
-                if node in blocked or self._stop.is_set():
+                if node in blocked or self._worker.stopping:
                     continue
                 if float(item.get("nextAttemptAt") or 0) > time.time():
                     blocked.add(node)

@@ -18,7 +18,7 @@ from ..services.paths import inside, remove_tree, safe_id
 from .app_install import MARKER
 
 if TYPE_CHECKING:
-    from ..services import Services
+    from ..composition import Services
 
 log = logging.getLogger("wasdi_server.nodes")
 

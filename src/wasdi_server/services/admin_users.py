@@ -9,13 +9,12 @@ that a console never locks its last operator out by a slip.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from datetime import UTC, datetime
 from typing import Any
 
+from ..dates import java_date_text, parse_any_ms
 from ..errors import BadRequest
 from .admin_lookups import require_admin
-from .identity import MAX_TEXT, ROLES, User, UserService, java_date_text, normalise_user_id
+from .identity import MAX_TEXT, ROLES, User, UserService, normalise_user_id
 from .nodes import NodeService
 from .organizations import OrganizationService
 from .sessions import SessionService
@@ -39,19 +38,10 @@ def date_text(value: Any) -> str | None:
 
 def parse_date_ms(text: str) -> float:
     """Epoch milliseconds from ``1700000000000``, an ISO 8601 date or the ``Tue Jul 02 17:17:26 UTC 2024`` form."""
-    value = text.strip()
-    if value.isdigit():
-        return float(value)
-    parsers: tuple[Callable[[str], datetime], ...] = (
-        lambda v: datetime.fromisoformat(v.replace("Z", "+00:00")),
-        lambda v: datetime.strptime(v, "%a %b %d %H:%M:%S UTC %Y"))
-    for parse in parsers:
-        try:
-            stamp = parse(value)
-        except ValueError:
-            continue
-        return (stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)).timestamp() * 1000.0
-    raise BadRequest("registrationDate must be epoch milliseconds or an ISO 8601 date")
+    try:
+        return parse_any_ms(text)
+    except ValueError as e:
+        raise BadRequest("registrationDate must be epoch milliseconds or an ISO 8601 date") from e
 
 
 class AdminUsers:

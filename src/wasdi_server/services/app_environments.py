@@ -3,8 +3,9 @@ changes to it queued as ENVIRONMENTUPDATE operations.
 
 - the package record (``packageInfo`` of the app: ``packageManager``, ``outdated``, ``uptodate``, ``all``)
   is read from the real environment after every build, update and change (``refresh``);
-  ``listPackages`` serves it (500 when there is none yet), ``managerVersion`` serves its manager (else a
-  live lookup);
+  ``listPackages`` serves it (500 when there is none yet) with each package's latest version from the
+  package index when it answers in time (``providers.package_index``), else without them and with a
+  warning; ``managerVersion`` serves its manager (else a live lookup);
 - ``updateCommand`` is ``action/package[/version]`` with action ``addPackage``, ``removePackage`` or
   ``upgradePackage``; the package must be a plain spec (``engines.requirements``): no options, URLs or
   paths reach the installer (400 otherwise); an empty command only refreshes the record;
@@ -17,14 +18,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..dates import format_ms_or_none, now_ms
 from ..errors import BadRequest, ServerFailure
 from ..launcher.engines import EngineError
 from ..launcher.engines.requirements import package_spec
+from ..providers.package_index import normalise
 from .app_records import PYTHON_TYPES
-from .identity import User, now_ms
-from .processes import format_date
+from .identity import User
 
 if TYPE_CHECKING:
+    from ..providers.package_index import PackageIndex
     from .apps import AppService
 
 ACTIONS = ("addPackage", "removePackage", "upgradePackage")
@@ -55,9 +58,10 @@ def _version_parts(version: str) -> dict[str, Any]:
 class AppEnvironmentService:
     """Package lists, manager versions and environment changes of apps."""
 
-    def __init__(self, apps: AppService) -> None:
+    def __init__(self, apps: AppService, index: PackageIndex | None = None) -> None:
         self.apps = apps
         self.records = apps.records
+        self.index = index
 
     # -- the stored record -----------------------------------------------------------------------------
     def refresh(self, doc: dict[str, Any]) -> dict[str, Any]:
@@ -74,7 +78,8 @@ class AppEnvironmentService:
         self.records.processors.update(doc["processorId"], {"packageInfo": record})
         return record
 
-    def list_packages(self, user: User, name: str | None) -> list[dict[str, Any]]:
+    def list_packages(self, user: User, name: str | None) -> tuple[list[dict[str, Any]], bool]:
+        """The app's packages sorted by name, with their latest versions; whether the index was asked in time."""
         doc = self.apps.readable_by_name(user, name)
         record = doc.get("packageInfo")
         if not isinstance(record, dict) or not any(record.get(k) for k in ("outdated", "uptodate", "all")):
@@ -84,7 +89,12 @@ class AppEnvironmentService:
             for row in record.get(section) or []:
                 if isinstance(row, dict) and row.get("packageName"):
                     merged.setdefault(str(row["packageName"]).lower(), row)
-        return [merged[k] for k in sorted(merged)]
+        rows = [dict(merged[k]) for k in sorted(merged)]
+        python = [r for r in rows if r.get("type") in ("pypi", None, "")]
+        latest = self.index.latest_versions(str(r["packageName"]) for r in python) if self.index else None
+        for row in python:
+            row["latestVersion"] = latest.get(normalise(str(row["packageName"]))) if latest is not None else None
+        return rows, latest is not None
 
     def manager_version(self, user: User, name: str | None) -> dict[str, Any] | None:
         if not name:
@@ -132,7 +142,7 @@ class AppEnvironmentService:
         if parsed is not None:
             action, spec = parsed
             self.apps.engine(doc).update_environment(self.apps.layout(doc), action, spec, log)
-            history = [*(doc.get("environmentActions") or []), f"{format_date(now_ms())} {action} {spec}"]
+            history = [*(doc.get("environmentActions") or []), f"{format_ms_or_none(now_ms())} {action} {spec}"]
             self.records.processors.update(doc["processorId"], {"environmentActions": history})
         self.refresh(self.records.get(doc["processorId"]) or doc)
 

@@ -9,18 +9,17 @@ cap on the unpacked size (a zip bomb stops at the cap).  A zip whose entries all
 from __future__ import annotations
 
 import hashlib
-import io
 import os
 import shutil
 import stat
 import tempfile
 import zipfile
 import zlib
-from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import IO
 
 from ..errors import BadRequest
+from ..zip_streams import ChunkReader, zip_chunks
 from .paths import MAX_NAME_BYTES, MAX_PATH_BYTES, inside, name_bytes, safe_name
 
 MAX_ENTRIES = 10_000
@@ -165,59 +164,9 @@ def files_of(folder: Path) -> list[Path]:
     return found
 
 
-class ZipStream(io.RawIOBase):
+class ZipStream(ChunkReader):
     """The app folder as a zip, produced while it is read: only one chunk is in memory at a time."""
 
     def __init__(self, folder: Path) -> None:
-        self._chunks = self._generate(folder)
-        self._buffer = b""
-
-    def readable(self) -> bool:
-        return True
-
-    def _generate(self, folder: Path) -> Iterator[bytes]:
-        sink = _Sink()
-        with zipfile.ZipFile(sink, "w", compression=zipfile.ZIP_DEFLATED) as bundle:
-            for path in files_of(folder):
-                with open(path, "rb") as source, bundle.open(path.relative_to(folder).as_posix(), "w",
-                                                             force_zip64=True) as out:
-                    while chunk := source.read(CHUNK):
-                        out.write(chunk)
-                        yield sink.take()
-                yield sink.take()
-        yield sink.take()
-
-    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
-        while not self._buffer:
-            try:
-                self._buffer = next(self._chunks)
-            except StopIteration:
-                return 0
-        size = min(len(buffer), len(self._buffer))
-        buffer[:size] = self._buffer[:size]
-        self._buffer = self._buffer[size:]
-        return size
-
-
-class _Sink(io.RawIOBase):
-    """A write-only, non-seekable target that hands over what was written since the last ``take``."""
-
-    def __init__(self) -> None:
-        self._parts: list[bytes] = []
-        self._position = 0
-
-    def writable(self) -> bool:
-        return True
-
-    def write(self, data: bytes) -> int:  # type: ignore[override]
-        self._parts.append(bytes(data))
-        self._position += len(data)
-        return len(data)
-
-    def tell(self) -> int:
-        return self._position
-
-    def take(self) -> bytes:
-        data = b"".join(self._parts)
-        self._parts.clear()
-        return data
+        super().__init__(zip_chunks(((path, path.relative_to(folder).as_posix()) for path in files_of(folder)),
+                                    zipfile.ZIP_DEFLATED))

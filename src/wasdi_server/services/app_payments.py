@@ -39,18 +39,17 @@ import logging
 import math
 import uuid
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 from urllib.parse import unquote
 
+from ..dates import format_ms_or_none, now_ms, parse_epoch_ms
 from ..errors import MSG_NO_ACCESS_RIGHTS, BadRequest, DomainError, Forbidden, NotFound, ServerFailure
 from ..json_reader import JsonReader, JsonRefused
 from ..providers.payments import CheckoutRequest, PaymentProviders
 from ..store import Collection
 from .app_records import AppRecords, processor_resource
-from .identity import User, now_ms, valid_email
-from .processes import format_date
+from .identity import User, valid_email
 from .sharing import SharingService
 
 log = logging.getLogger("wasdi_server.app_payments")
@@ -70,14 +69,10 @@ def parse_iso_ms(value: Any) -> float:
     """Epoch ms of an ISO date text (``...Z`` or with an offset; no offset means UTC)."""
     if not isinstance(value, str) or not value.strip():
         raise BadRequest("buyDate is required (ISO date text)")
-    text = value.strip()
     try:
-        moment = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
+        return parse_epoch_ms(value)
     except ValueError as e:
-        raise BadRequest(f"buyDate is not an ISO date: {text[:40]!r}") from e
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.timestamp() * 1000.0
+        raise BadRequest(f"buyDate is not an ISO date: {value.strip()[:40]!r}") from e
 
 
 def decode_params(reader: JsonReader, encoded: str | None) -> dict[str, Any]:
@@ -147,8 +142,8 @@ def area_credits(price_per_km2: float, box: tuple[float, float, float, float]) -
 def payment_view(doc: Mapping[str, Any]) -> dict[str, Any]:
     return {"appPaymentId": doc["appPaymentId"], "paymentName": doc.get("paymentName") or "",
             "userId": doc.get("userId"), "processorId": doc.get("processorId"),
-            "buySuccess": bool(doc.get("buySuccess")), "buyDate": format_date(doc.get("buyDate")),
-            "runDate": format_date(doc.get("runDate"))}
+            "buySuccess": bool(doc.get("buySuccess")), "buyDate": format_ms_or_none(doc.get("buyDate")),
+            "runDate": format_ms_or_none(doc.get("runDate"))}
 
 
 class AppPaymentService:

@@ -34,10 +34,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..dates import now_ms
 from ..errors import MSG_NO_ACCESS_RIGHTS, BadRequest, Forbidden, ServerFailure
 from ..store import Collection
 from .app_records import AppRecords, is_public, processor_resource
-from .identity import User, UserService, now_ms
+from .identity import User, UserService
 from .images import GALLERY_SLOTS, PROCESSORS, ImageService, split_extension
 from .processes import PROCESSOR_OPERATIONS
 from .reviews import ReviewService

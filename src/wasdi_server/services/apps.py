@@ -39,9 +39,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..dates import now_ms
 from ..errors import BadRequest, Conflict, Forbidden, NoContent, NotFound, ServerFailure, Unauthorized
 from ..json_reader import JsonReader, JsonRefused
 from ..launcher.engines import AppLayout, Engine, engine_for
+from ..nodes.identity import is_main_node
 from .app_files import (
     MAX_FOLDER_NAME_BYTES,
     PIP_TXT,
@@ -61,7 +63,7 @@ from .app_records import (
     normalise_type,
     processor_resource,
 )
-from .identity import User, now_ms
+from .identity import User
 from .intents import IntentLog
 from .paths import inside, safe_name
 
@@ -166,7 +168,7 @@ class AppService:
 
     @property
     def is_main(self) -> bool:
-        return self.settings.node_code == "wasdi"
+        return is_main_node(self.settings.node_code)
 
     @property
     def keeps_copies(self) -> bool:

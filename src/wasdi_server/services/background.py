@@ -53,3 +53,53 @@ class BackgroundJobs:
                 log.exception("a background job failed")
             finally:
                 self._jobs.task_done()
+
+
+class Periodic:
+    """``step`` called in a daemon thread every ``interval`` seconds (at once after ``wake``) until ``stop``; a
+    failing step is logged with ``failure`` and the next one runs as planned.  A non-positive interval: never."""
+
+    def __init__(self, name: str, step: Callable[[], object], interval: float, failure: str) -> None:
+        self.name = name
+        self.step = step
+        self.interval = interval
+        self.failure = failure
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def started(self) -> bool:
+        return self._thread is not None
+
+    @property
+    def stopping(self) -> bool:
+        """Whether ``stop`` was called: a long step checks it to end early."""
+        return self._stop.is_set()
+
+    def start(self) -> None:
+        if self._thread is not None or self.interval <= 0:
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._loop, name=self.name, daemon=True)
+        self._thread.start()
+
+    def wake(self) -> None:
+        """Run the next step now rather than at the end of the interval."""
+        self._wake.set()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+        self._thread = None
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.step()
+            except Exception:
+                log.exception(self.failure)
+            self._wake.wait(self.interval)
+            self._wake.clear()

@@ -22,10 +22,11 @@ import re
 import uuid
 from typing import Any
 
+from ..dates import now_ms
 from ..errors import BadRequest, DomainError, Forbidden, ServerFailure
 from ..providers.payments import CheckoutRequest, PaymentProviders
 from ..store import Collection
-from .identity import User, now_ms, valid_email
+from .identity import User, valid_email
 from .naming import unique_name
 
 log = logging.getLogger("wasdi_server.credits")

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import re
-import time
 import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from ..dates import java_date_text, now_ms
 from ..errors import BadRequest, NotFound, NotModified, ServerFailure
 from ..providers.mail import Mailer, send_quietly
 from ..store import Collection, DuplicateKeyError
@@ -33,16 +33,6 @@ RESET_MAIL_EVERY_SECONDS = 300.0
 """One account gets at most one lost-password mail in this time, so nobody can flood a mailbox."""
 RESET_VALID_SECONDS = 7 * 24 * 3600.0
 """A mailed password not used within this time is dropped (the old one keeps working meanwhile)."""
-
-
-def now_ms() -> float:
-    return time.time() * 1000.0
-
-
-def java_date_text(ms: float | None = None) -> str:
-    """Dates like ``Tue Jul 02 17:17:26 UTC 2024``: the text form clients know for lastLogin."""
-    stamp = time.gmtime((ms if ms is not None else now_ms()) / 1000.0)
-    return time.strftime("%a %b %d %H:%M:%S UTC %Y", stamp)
 
 
 def _scrypt_hash(stored: Any) -> str | None:

@@ -21,8 +21,8 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..dates import now_ms
 from ..store import Collection
-from .identity import now_ms
 
 log = logging.getLogger("wasdi_server.intents")
 

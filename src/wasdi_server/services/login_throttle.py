@@ -22,11 +22,10 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
 
+from ..bounded_cache import BoundedCache
 from ..errors import Unauthorized
 
 FORGET_AFTER_SECONDS = 15 * 60.0
@@ -35,7 +34,6 @@ KNOWN_ADDRESS_SECONDS = 30 * 24 * 3600.0
 """An address an account logged in from is known to that account for this long."""
 MAX_ENTRIES = 100_000
 """Memory bound of each table: the oldest entries go first."""
-_Entry = TypeVar("_Entry")
 
 
 @dataclass(frozen=True)
@@ -71,8 +69,8 @@ class LoginThrottle:
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self.clock = clock
-        self._failures: OrderedDict[str, tuple[int, float]] = OrderedDict()
-        self._known: OrderedDict[str, float] = OrderedDict()
+        self._failures: BoundedCache[str, tuple[int, float]] = BoundedCache(MAX_ENTRIES)
+        self._known: BoundedCache[str, float] = BoundedCache(MAX_ENTRIES)
         self._lock = threading.Lock()
 
     def _keys(self, account: str, address: str) -> list[tuple[str, Rule]]:
@@ -96,7 +94,7 @@ class LoginThrottle:
                     continue
                 failures, last = entry
                 if now - last > FORGET_AFTER_SECONDS:
-                    del self._failures[key]
+                    self._failures.pop(key)
                     continue
                 longest = max(longest, last + rule.delay(failures) - now)
         return longest
@@ -112,24 +110,16 @@ class LoginThrottle:
         now = self.clock()
         with self._lock:
             for key, _ in self._keys(account, address):
-                failures, last = self._failures.pop(key, (0, now))
+                failures, last = self._failures.pop(key) or (0, now)
                 if now - last > FORGET_AFTER_SECONDS:
                     failures = 0
-                self._failures[key] = (failures + 1, now)
-            self._trim(self._failures)
+                self._failures.put(key, (failures + 1, now))
 
     def succeeded(self, account: str, address: str) -> None:
         """A right password: this account's failures here are forgotten and the address is known to it."""
         with self._lock:
             self._failures.pop(f"pair\n{account}\n{address}", None)
-            self._known.pop(f"{account}\n{address}", None)
-            self._known[f"{account}\n{address}"] = self.clock()
-            self._trim(self._known)
-
-    @staticmethod
-    def _trim(entries: OrderedDict[str, _Entry]) -> None:
-        while len(entries) > MAX_ENTRIES:
-            entries.popitem(last=False)
+            self._known.put(f"{account}\n{address}", self.clock())
 
     def size(self) -> int:
         with self._lock:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any
 
 from ..errors import BadRequest
 from ..store import Collection
+from .background import Periodic
 from .nodes import NODE_CODE
 
 log = logging.getLogger("wasdi_server.metrics")
@@ -157,32 +157,9 @@ class MetricsService:
         return {k: v for k, v in doc.items() if k not in ("receivedAt", UNFINISHED)}
 
 
-class MetricsRecorder:
+class MetricsRecorder(Periodic):
     """Records this node's metrics every ``interval`` seconds in a background thread until stopped."""
 
     def __init__(self, service: MetricsService, interval: float) -> None:
+        super().__init__("wasdi-metrics", service.record_local, interval, "this node's metrics could not be recorded")
         self.service = service
-        self.interval = interval
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-
-    def start(self) -> None:
-        if self._thread is not None or self.interval <= 0:
-            return
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._loop, name="wasdi-metrics", daemon=True)
-        self._thread.start()
-
-    def stop(self, timeout: float = 5.0) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
-        self._thread = None
-
-    def _loop(self) -> None:
-        while not self._stop.is_set():
-            try:
-                self.service.record_local()
-            except Exception:
-                log.exception("this node's metrics could not be recorded")
-            self._stop.wait(self.interval)

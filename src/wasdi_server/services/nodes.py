@@ -21,12 +21,12 @@ import time
 from typing import Any
 
 from ..errors import BadRequest, Forbidden, ServerFailure, Unauthorized
+from ..nodes.identity import is_main_node
 from ..store import Collection
 from .identity import User, normalise_user_id
 from .sharing import Resource, ShareOutcome, SharingService
 
 UNFINISHED = ("CREATED", "RUNNING", "WAITING", "READY")
-MAIN_NODE = "wasdi"
 NODE = "node"
 MSG_INVALID_NODE = "MSG_ERROR_INVALID_NODE"
 MSG_NOT_ADMIN = "MSG_ERROR_NO_ACCESS_RIGHTS_OBJECT_NODE"
@@ -90,7 +90,7 @@ class NodeService:
             candidates.append({"nodeCode": self.local_code, "shared": True})
         for node in candidates:
             code = node["nodeCode"]
-            if code == MAIN_NODE and not include_local:
+            if is_main_node(code) and not include_local:
                 continue  # the main node is where work goes when no compute node is chosen, not a candidate
             if not (node.get("shared") or code in shared_with_user or (include_local and code == self.local_code)):
                 continue

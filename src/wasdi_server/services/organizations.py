@@ -19,9 +19,10 @@ from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from typing import Any
 
+from ..dates import now_ms
 from ..errors import BadRequest, Forbidden
 from ..store import Collection
-from .identity import User, now_ms
+from .identity import User
 from .paths import safe_id
 from .sharing import ALREADY_SHARED_NO_DOT, READ, WRITE, Resource, ShareOutcome, SharingService
 

@@ -27,12 +27,12 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
+from ..dates import format_ms_or_none, now_ms
 from ..errors import MSG_NO_ACCESS_RIGHTS, BadRequest, Forbidden, ServerFailure
 from ..json_reader import JsonReader
 from ..store import Collection
 from .app_records import AppRecords
-from .identity import User, now_ms
-from .processes import format_date
+from .identity import User
 from .sharing import Resource, ShareOutcome, SharingService
 
 TEMPLATE = "processorparameterstemplate"
@@ -92,12 +92,12 @@ class ParamTemplateService:
     def view(self, caller: User, doc: Mapping[str, Any], *, detail: bool) -> dict[str, Any]:
         out = {
             "templateId": doc["templateId"], "userId": doc.get("userId"), "processorId": doc.get("processorId"),
-            "name": doc.get("name"), "updateDate": format_date(doc.get("updateDate")),
+            "name": doc.get("name"), "updateDate": format_ms_or_none(doc.get("updateDate")),
             "readOnly": not self.sharing.can_write(caller, template_resource(doc)),
         }
         if detail:
             out.update(description=doc.get("description") or "", jsonParameters=doc.get("jsonParameters") or "",
-                       creationDate=format_date(doc.get("creationDate")))
+                       creationDate=format_ms_or_none(doc.get("creationDate")))
         return out
 
     def get(self, caller: User, template_id: str | None) -> dict[str, Any]:

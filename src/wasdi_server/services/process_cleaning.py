@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..dates import now_ms
 from ..messages import Messages
-from .identity import now_ms
 from .processes import CREATED, ERROR, READY, RUNNING, WAITING, ProcessService
 
 QUEUE_CLEANED = "The process was removed from the queue by an administrator."

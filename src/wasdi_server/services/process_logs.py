@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..dates import format_ms_or_none, now_ms
 from ..store.logs import RunLogs
-from .identity import User, now_ms
-from .processes import ProcessService, format_date
+from .identity import User
+from .processes import ProcessService
 
 MAX_LINE = 64 * 1024
 """Longer lines are cut: a log line is for people, and one runaway print must not fill the disk."""
@@ -33,8 +34,8 @@ class ProcessLogService:
     def rows(self, user: User, process_id: str | None, first: int | None, last: int | None) -> list[dict[str, Any]]:
         """ProcessorLogViewModel fields of rows ``first`` to ``last`` (both included)."""
         pid = self.processes.readable(user, process_id)["processObjId"]
-        return [{"processWorkspaceId": pid, "logDate": format_date(row.get("logDate")), "logRow": row.get("logRow"),
-                 "rowNumber": row["rowNumber"]}
+        return [{"processWorkspaceId": pid, "logDate": format_ms_or_none(row.get("logDate")),
+                 "logRow": row.get("logRow"), "rowNumber": row["rowNumber"]}
                 for row in self.logs.read(pid, max(first or 0, 0), last if last is not None and last >= 0 else None)]
 
     def delete_all_of_user(self, user_id: str) -> None:

@@ -7,7 +7,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
-from ..dates import parse_epoch_ms
+from ..dates import format_ms_or_none, parse_epoch_ms
 from ..errors import BadRequest, Forbidden
 from ..store import Collection
 from .identity import User
@@ -22,7 +22,6 @@ from .processes import (
     TERMINAL,
     WAITING,
     ProcessService,
-    format_date,
 )
 from .sharing import SharingService
 from .workspaces import WorkspaceService
@@ -101,9 +100,10 @@ class ProcessStatistics:
         for r in ProcessService.newest_first(runs):
             workspace = self.workspaces.workspaces.get(r.get("workspaceId") or "") or {}
             out.append({
-                "processorName": r.get("productName"), "operationDate": format_date(r.get("operationTimestamp")),
-                "operationStartDate": format_date(r.get("operationStartTimestamp") or r.get("operationTimestamp")),
-                "operationEndDate": format_date(r.get("operationEndTimestamp")), "status": r.get("status"),
+                "processorName": r.get("productName"), "operationDate": format_ms_or_none(r.get("operationTimestamp")),
+                "operationStartDate": format_ms_or_none(r.get("operationStartTimestamp")
+                                                        or r.get("operationTimestamp")),
+                "operationEndDate": format_ms_or_none(r.get("operationEndTimestamp")), "status": r.get("status"),
                 "workspaceName": workspace.get("name"), "workspaceId": r.get("workspaceId")})
         return out
 
@@ -215,5 +215,5 @@ class ProcessStatistics:
             "memoryPercentageAvailable": memory.get("percentageAvailable"),
             "memoryAbsoluteTotal": memory.get("absoluteTotal"), "memoryAbsoluteUsed": memory.get("absoluteUsed"),
             "memoryAbsoluteAvailable": memory.get("absoluteAvailable"), "licenses": licenses,
-            "timestampAsString": format_date(float(received) * 1000) if received else None,
+            "timestampAsString": format_ms_or_none(float(received) * 1000) if received else None,
         }

@@ -9,17 +9,17 @@ added to ``runningTime`` (milliseconds), which feeds the running-time statistics
 from __future__ import annotations
 
 import threading
-import time
 import uuid
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from wasdi_sdk.units import human_size
 
+from ..dates import format_ms_or_none, now_ms
 from ..errors import BadRequest, Forbidden
 from ..messages import Messages
 from ..store import Collection
-from .identity import User, UserService, now_ms
+from .identity import User, UserService
 from .workspaces import WorkspaceService
 
 if TYPE_CHECKING:
@@ -34,13 +34,6 @@ LAST_LIMIT = 5
 """``lastbyws`` / ``lastbyusr`` answer this many records."""
 MAX_PAYLOAD = 1_000_000
 PROCESSOR_OPERATIONS = frozenset({"RUNPROCESSOR", "RUNIDL", "RUNMATLAB"})
-
-
-def format_date(ms: float | None) -> str | None:
-    """``yyyy-MM-dd HH:mm:ss`` in UTC, the process date format."""
-    if ms is None:
-        return None
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(float(ms) / 1000.0))
 
 
 class ProcessService:
@@ -262,10 +255,10 @@ class ProcessService:
         return {
             "productName": record.get("productName"), "operationType": record.get("operationType"),
             "operationSubType": record.get("operationSubType") or "",
-            "operationDate": format_date(record.get("operationTimestamp")),
-            "operationStartDate": format_date(start),
-            "operationEndDate": format_date(record.get("operationEndTimestamp")),
-            "lastChangeDate": format_date(record.get("lastStateChangeTimestamp")),
+            "operationDate": format_ms_or_none(record.get("operationTimestamp")),
+            "operationStartDate": format_ms_or_none(start),
+            "operationEndDate": format_ms_or_none(record.get("operationEndTimestamp")),
+            "lastChangeDate": format_ms_or_none(record.get("lastStateChangeTimestamp")),
             "userId": record.get("userId"), "fileSize": record.get("fileSize") or "",
             "status": record.get("status"), "progressPerc": int(record.get("progressPerc") or 0),
             "processObjId": record.get("processObjId"), "pid": int(record.get("pid") or 0),

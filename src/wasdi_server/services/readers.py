@@ -27,13 +27,13 @@ import logging
 import math
 import os
 import re
-import time
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..dates import SECONDS_Z, format_ms
 from .paths import MAX_NAME_BYTES, name_bytes
 
 log = logging.getLogger("wasdi_server.readers")
@@ -381,16 +381,12 @@ def element(name: str, attributes: list[dict[str, Any]] | None = None,
     return out
 
 
-def _iso(ms: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ms / 1000.0))
-
-
 def metadata_tree(path: Path) -> dict[str, Any]:
     """The metadata of a product as a MetadataViewModel dict (root name = the file name)."""
     info = read_product(path)
     file_element = element("File", [
         attribute("name", info.file_name), attribute("size", info.size),
-        attribute("lastModified", _iso(info.modified_ms)),
+        attribute("lastModified", format_ms(info.modified_ms, SECONDS_Z)),
         attribute("format", info.driver or "unknown"),
     ])
     children = [file_element]

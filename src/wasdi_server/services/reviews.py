@@ -25,10 +25,11 @@ from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from typing import Any
 
+from ..dates import now_ms
 from ..errors import MSG_NO_ACCESS_RIGHTS, BadRequest, Forbidden, Unauthorized
 from ..store import Collection
 from .app_records import AppRecords
-from .identity import User, now_ms
+from .identity import User
 
 MAX_TITLE_LENGTH = 200
 MAX_TEXT_LENGTH = 4000

@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 from ..errors import Forbidden
 
 if TYPE_CHECKING:
+    from ..composition import Services
     from ..launcher.operations import OperationContext
-    from . import Services
 
 WORKSPACE = "workspace"
 ACCOUNT = "account"

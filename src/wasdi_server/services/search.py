@@ -35,9 +35,9 @@ from wasdi_sdk.models import DataProviderViewModel, QueryResultViewModel
 
 from ..errors import BadRequest, Forbidden, ServerFailure
 from ..providers.search import AUTO, SearchProvider, SearchProviders
+from ..search_grammar import SearchQuery, parse_query
 from .identity import User
 from .missions import MissionService
-from .search_query import SearchQuery, parse_query
 
 log = logging.getLogger("wasdi_server.search")
 

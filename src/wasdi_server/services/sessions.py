@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import re
-import threading
-import time
-from collections import OrderedDict
 from typing import Any
 
+from ..bounded_cache import BoundedCache
+from ..dates import now_ms
 from ..store import Collection
 from .identity import ADMIN, User, UserService
 from .passwords import new_token
@@ -59,8 +58,8 @@ class SessionService:
         self.users = users
         self.idle_ms = idle_hours * 3600 * 1000
         self.disable_authentication = disable_authentication
-        self._user_cache: OrderedDict[str, tuple[float, User]] = OrderedDict()
-        self._lock = threading.Lock()
+        # Users change rarely; a short cache keeps one store read off every request.
+        self._user_cache: BoundedCache[str, User] = BoundedCache(USER_CACHE_SIZE, ttl=USER_CACHE_SECONDS)
         self._digest_clear_tokens()
 
     def _digest_clear_tokens(self) -> None:
@@ -73,7 +72,7 @@ class SessionService:
     def open(self, user_id: str, scope: dict[str, Any] | None = None) -> str:
         """A new session for ``user_id`` (narrowed to ``scope`` for an app run); the user's expired sessions
         are removed."""
-        stamp = time.time() * 1000
+        stamp = now_ms()
         limit = stamp - self.idle_ms
         self.sessions.delete_where(lambda d: d.get("lastTouch", 0) < limit, userId=user_id)
         token = new_token()
@@ -88,8 +87,7 @@ class SessionService:
         if not token or len(token) > 256:
             return False
         key = token_digest(token)
-        with self._lock:
-            self._user_cache.pop(key, None)
+        self._user_cache.pop(key, None)
         return self.sessions.delete(key)
 
     def end_all_of_user(self, user_id: str, *, keep: str | None = None) -> int:
@@ -99,9 +97,7 @@ class SessionService:
         """
         kept = token_digest(keep) if keep else None
         ended = self.sessions.delete_where(lambda d: d.get("sessionId") != kept, userId=user_id)
-        with self._lock:
-            for key in [k for k, (_, u) in self._user_cache.items() if u.user_id == user_id and k != kept]:
-                del self._user_cache[key]
+        self._user_cache.discard_where(lambda k, u: u.user_id == user_id and k != kept)
         return ended
 
     def resolve(self, token: str | None) -> User | None:
@@ -119,14 +115,12 @@ class SessionService:
         key = token_digest(token)
         record = self.sessions.get(key)
         if record is None:
-            with self._lock:
-                self._user_cache.pop(key, None)
+            self._user_cache.pop(key, None)
             return None
-        stamp = time.time() * 1000
+        stamp = now_ms()
         if record.get("lastTouch", 0) < stamp - self.idle_ms:
             self.sessions.delete(key)
-            with self._lock:
-                self._user_cache.pop(key, None)
+            self._user_cache.pop(key, None)
             return None
         if stamp - record.get("lastTouch", 0) > TOUCH_EVERY_SECONDS * 1000:
             self.sessions.update(key, {"lastTouch": stamp})
@@ -137,43 +131,26 @@ class SessionService:
         return user, dict(scope) if isinstance(scope, dict) else None
 
     def _user(self, key: str, user_id: str) -> User | None:
-        # Users change rarely; a short cache keeps one store read off every request.
-        now = time.monotonic()
-        with self._lock:
-            cached = self._user_cache.get(key)
-        if cached and now - cached[0] < USER_CACHE_SECONDS:
-            return cached[1]
+        cached = self._user_cache.get(key)
+        if cached is not None:
+            return cached
         user = self.users.active_user(user_id)
-        with self._lock:
-            if user is None:
-                self._user_cache.pop(key, None)
-            else:
-                self._user_cache[key] = (now, user)
-                self._user_cache.move_to_end(key)
-                self._evict(now)
+        if user is None:
+            self._user_cache.pop(key, None)
+        else:
+            self._user_cache.put(key, user)
         return user
 
     def delete_all_of_user(self, user_id: str) -> None:
         """End every session of the user."""
         self.sessions.delete_where(userId=user_id)
         self.forget_user(user_id)
-    def _evict(self, now: float) -> None:
-        # Oldest first: stale entries go, and the cache never holds more than USER_CACHE_SIZE.
-        while self._user_cache:
-            oldest_key, (stamp, _) = next(iter(self._user_cache.items()))
-            if len(self._user_cache) <= USER_CACHE_SIZE and now - stamp < USER_CACHE_SECONDS:
-                break
-            del self._user_cache[oldest_key]
-
     def cached_count(self) -> int:
-        with self._lock:
-            return len(self._user_cache)
+        return len(self._user_cache)
 
     def forget_user(self, user_id: str) -> None:
         """Drop cached copies of a user after their record changed."""
-        with self._lock:
-            for key in [k for k, (_, u) in self._user_cache.items() if u.user_id == user_id]:
-                del self._user_cache[key]
+        self._user_cache.discard_where(lambda _key, user: user.user_id == user_id)
 
     def _disabled_auth_user(self) -> User:
         return User(user_id=DISABLED_AUTH_USER, name="user", surname="user", role=ADMIN)

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..dates import now_ms
 from ..errors import (
     MSG_NO_ACCESS_RIGHTS,
     MSG_SHARING_WITH_NON_EXISTENT_USER,
@@ -27,7 +28,7 @@ from ..errors import (
 )
 from ..providers.mail import Mailer, send_quietly
 from ..store import Collection
-from .identity import User, UserService, normalise_user_id, now_ms
+from .identity import User, UserService, normalise_user_id
 
 READ = "read"
 WRITE = "write"

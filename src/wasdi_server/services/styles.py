@@ -54,11 +54,13 @@ from defusedxml import ElementTree as SafeElementTree
 
 from wasdi_sdk.atomic_files import replace_durably
 
+from ..dates import now_ms
 from ..errors import BadRequest, Forbidden, NoContent, NotFound, NotModified
+from ..nodes.identity import MAIN_NODE, is_main_node
 from ..providers.mapserver import MAX_SLD_BYTES
 from ..providers.wms.styles import RGBA, RasterStyle, parse_style
 from ..store import Collection
-from .identity import User, now_ms
+from .identity import User
 from .images import STYLES as STYLES_COLLECTION
 from .images import ImageService, Place, flag
 from .paths import OpenedFile, inside, open_for_download, read_with_etag, safe_name, stage_bytes
@@ -68,7 +70,6 @@ from .sharing import WRITE, Resource, ShareOutcome, SharingService
 log = logging.getLogger("wasdi_server.styles")
 
 STYLE = "style"
-MAIN_NODE = "wasdi"
 MAX_STYLE_BYTES = MAX_SLD_BYTES
 """The largest SLD accepted: what the map server reads (1 MiB; SLD files are a few KiB)."""
 MAX_NAME_LENGTH = 100
@@ -149,7 +150,7 @@ READABLE_COMPRESSIONS = frozenset({zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zip
 
 
 class StyleService:
-    """Styles on this node.  ``node_code == "wasdi"`` makes it the main node."""
+    """Styles on this node.  Whether it is the main node is ``is_main_node``'s answer."""
 
     def __init__(self, styles: Collection, sharing: SharingService, images: ImageService, root: Path,
                  node_code: str = MAIN_NODE, *, atomic: Callable[[], AbstractContextManager[None]]) -> None:
@@ -159,7 +160,7 @@ class StyleService:
         self.sharing = sharing
         self.images = images
         self.root = root
-        self.is_main = node_code == MAIN_NODE
+        self.is_main = is_main_node(node_code)
         self.shared_records = False
         """Set on the nodes of a deployment: the records are shared, the files are each node's own copies."""
         self.staging = root / ".incoming"

@@ -30,20 +30,18 @@ from __future__ import annotations
 import calendar
 import logging
 import math
-import time
 import uuid
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
-from datetime import UTC, datetime
 from typing import Any
 
-from ..dates import parse_epoch_ms
+from ..dates import from_epoch_ms, iso_z_ms, now_ms, parse_epoch_ms
 from ..errors import BadRequest, Forbidden, NotFound, ServerFailure
 from ..messages import Messages
 from ..providers.payments import PaymentProviders
 from ..providers.payments.base import CheckoutRequest, CheckoutSession
 from ..store import Collection
-from .identity import User, UserService, normalise_user_id, now_ms, valid_email
+from .identity import User, UserService, normalise_user_id, valid_email
 from .naming import unique_name
 from .organizations import (
     OrganizationService,
@@ -97,14 +95,6 @@ STATUS_FILTERS = ("valid", "expired", "future", "paid", "unpaid")
 future (not started), paid (buySuccess), unpaid (not bought yet)."""
 
 
-def iso_from_ms(ms: float | None) -> str | None:
-    """``yyyy-MM-dd'T'HH:mm:ss.SSS'Z'`` in UTC, the subscription date format."""
-    if ms is None:
-        return None
-    seconds, millis = divmod(int(ms), 1000)
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{millis:03d}Z"
-
-
 def parse_date(value: Any, what: str) -> int | None:
     """Epoch milliseconds from an ISO string or a number (or its text); ``None`` when empty."""
     if value is None or (isinstance(value, str) and not value.strip()):
@@ -137,7 +127,7 @@ def parse_date(value: Any, what: str) -> int | None:
 def add_period(start_ms: int, days: int, months: int) -> int:
     """``start`` plus whole days and calendar months (a missing day of month becomes the month's last)."""
     if months:
-        stamp = datetime.fromtimestamp(start_ms / 1000.0, tz=UTC)
+        stamp = from_epoch_ms(start_ms)
         total = stamp.month - 1 + months
         year, month = stamp.year + total // 12, total % 12 + 1
         day = min(stamp.day, calendar.monthrange(year, month)[1])
@@ -305,7 +295,7 @@ class SubscriptionService:
         return {
             "subscriptionId": doc["subscriptionId"], "ownerUserId": doc["userId"], "name": doc.get("name"),
             "typeId": doc.get("typeId") or "Free", "typeName": type_name(doc.get("typeId") or "Free"),
-            "startDate": iso_from_ms(doc.get("startDate")), "endDate": iso_from_ms(doc.get("endDate")),
+            "startDate": iso_z_ms(doc.get("startDate")), "endDate": iso_z_ms(doc.get("endDate")),
             "organizationName": org_names.get(org_id) if org_id else None, "organizationId": org_id,
             "reason": reason, "buySuccess": bool(doc.get("buySuccess")), "readOnly": read_only,
         }
@@ -341,8 +331,8 @@ class SubscriptionService:
         return {
             "subscriptionId": doc["subscriptionId"], "name": doc.get("name"), "description": doc.get("description"),
             "typeId": doc.get("typeId"), "typeName": type_name(doc.get("typeId")),
-            "buyDate": iso_from_ms(doc.get("buyDate")), "startDate": iso_from_ms(doc.get("startDate")),
-            "endDate": iso_from_ms(doc.get("endDate")), "durationDays": int(doc.get("durationDays") or 0),
+            "buyDate": iso_z_ms(doc.get("buyDate")), "startDate": iso_z_ms(doc.get("startDate")),
+            "endDate": iso_z_ms(doc.get("endDate")), "durationDays": int(doc.get("durationDays") or 0),
             "userId": doc["userId"], "organizationId": org_id,
             "organizationName": self._organization_names([doc]).get(org_id) if org_id else None,
             "buySuccess": bool(doc.get("buySuccess")), "readOnly": self.rights(user, doc) != WRITE,

@@ -11,10 +11,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..dates import now_ms
 from ..errors import BadRequest, ServerFailure
 from ..providers.mail import Mailer, send_quietly
 from ..store import Collection, DuplicateKeyError
-from .identity import User, UserService, normalise_user_id, now_ms, valid_email
+from .identity import User, UserService, normalise_user_id, valid_email
 from .passwords import hash_password, random_password, verify_password
 from .paths import folder_size, inside, remove_tree, safe_id
 

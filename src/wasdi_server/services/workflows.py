@@ -28,7 +28,6 @@ lastUpdate, uploadDate}``; the graph is ``<workflows_root>/<workflowId>.xml`` (g
 from __future__ import annotations
 
 import logging
-import os
 import re
 import threading
 import uuid
@@ -36,11 +35,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from wasdi_sdk.atomic_files import write_atomic
+from wasdi_sdk.atomic_files import replace_durably, write_atomic
 
+from ..dates import now_ms
 from ..errors import BadRequest, Forbidden, NoContent, NotModified, ServerFailure
 from ..store import Collection
-from .identity import User, now_ms
+from .identity import User
 from .images import flag
 from .intents import IntentLog
 from .paths import OpenedFile, inside, open_for_download, read_with_etag, safe_id, stage_bytes
@@ -197,7 +197,7 @@ class WorkflowService:
                 raise BadRequest(NAME_TAKEN)
             target = self.graph_path(workflow_id)
             target.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(upload, target)
+            replace_durably(upload, target)
             return self.workflows.insert({
                 "workflowId": workflow_id, "name": checked, "description": description or "",
                 "userId": user.user_id, "isPublic": bool(public), "nodeCode": self.node_code,
@@ -215,7 +215,7 @@ class WorkflowService:
             if target.is_file() and target.read_bytes() == data:
                 raise NotModified("the workflow is unchanged")
             target.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(upload, target)
+            replace_durably(upload, target)
             self.workflows.update(doc["workflowId"], {"inputNodeNames": nodes.inputs,
                                                       "outputNodeNames": nodes.outputs, "lastUpdate": now_ms(),
                                                       "nodeCode": self.node_code, "nodeUrl": self.node_url})

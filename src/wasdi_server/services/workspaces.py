@@ -11,9 +11,10 @@ from typing import Any
 
 from wasdi_sdk.units import human_size
 
+from ..dates import now_ms
 from ..errors import MSG_INVALID_WORKSPACE, BadRequest, DomainError, Forbidden, ServerFailure
 from ..store import Collection
-from .identity import User, now_ms
+from .identity import User
 from .intents import IntentLog
 from .naming import unique_name
 from .nodes import NodeService

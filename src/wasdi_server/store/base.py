@@ -130,5 +130,12 @@ def matches(document: Mapping[str, Any], predicate: Predicate | None, equals: Ma
     return predicate is None or bool(predicate(document))
 
 
+def key_of(document: Mapping[str, Any], key_field: str, collection: str) -> str:
+    """The key of a document to store; ``ValueError`` when it has none."""
+    if document.get(key_field) is None:
+        raise ValueError(f"{collection} document has no {key_field!r}")
+    return str(document[key_field])
+
+
 def keys_of(documents: Iterable[Mapping[str, Any]], key_field: str) -> list[str]:
     return [str(d[key_field]) for d in documents]

@@ -43,14 +43,6 @@ class AtomicBlock:
     held: list[MemoryCollection] = field(default_factory=list)
 
 
-def fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def lock_data_dir(data_dir: Path) -> int:
     """Hold ``<data_dir>/.lock`` exclusively (the descriptor; closing it releases the lock): one server, or one
     operator tool, at a time.  ``StoreLockedError`` when another process holds it."""

@@ -13,7 +13,12 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from ..bounded_cache import BoundedCache
+
 _PROCESS_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$")
+
+
+COUNTS_KEPT = 10_000
 
 
 class RunLogs:
@@ -23,7 +28,8 @@ class RunLogs:
         self.root = root
         self.root.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._counts: dict[str, int] = {}
+        self._counts: BoundedCache[str, int] = BoundedCache(COUNTS_KEPT)
+        """Line counts of the logs written or read lately: an append need not count the file again."""
 
     def _path(self, process_id: str) -> Path:
         if not _PROCESS_ID.match(process_id) or ".." in process_id:
@@ -39,7 +45,7 @@ class RunLogs:
                 handle.write(line)
                 handle.flush()
                 os.fsync(handle.fileno())
-            self._counts[process_id] = row + 1
+            self._counts.put(process_id, row + 1)
         return row
 
     def count(self, process_id: str) -> int:
@@ -51,7 +57,7 @@ class RunLogs:
             return 0
         with open(path, encoding="utf-8") as handle:
             total = sum(1 for _ in handle)
-        self._counts[process_id] = total
+        self._counts.put(process_id, total)
         return total
 
     def read(self, process_id: str, first: int = 0, last: int | None = None) -> list[dict[str, Any]]:

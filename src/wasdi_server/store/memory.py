@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from .base import Document, DuplicateKeyError, Predicate, StoreCorruptError, matches
+from .base import Document, DuplicateKeyError, Predicate, StoreCorruptError, key_of, matches
 
 if TYPE_CHECKING:
     from .engine import EngineStore
@@ -332,9 +332,7 @@ class MemoryCollection:
                 self.version += 1
 
     def _key_of(self, document: Mapping[str, Any]) -> str:
-        if document.get(self.key_field) is None:
-            raise ValueError(f"{self.name} document has no {self.key_field!r}")
-        return str(document[self.key_field])
+        return key_of(document, self.key_field, self.name)
 
     def insert(self, document: Mapping[str, Any]) -> Document:
         """Add a document; raises ``DuplicateKeyError`` if its key is taken."""

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
-from .base import Document, DuplicateKeyError, Predicate, StoreError, matches
+from .base import Document, DuplicateKeyError, Predicate, StoreError, key_of, matches
 from .memory import clone
 
 if TYPE_CHECKING:
@@ -422,9 +422,7 @@ class PostgresCollection:
 
     # -- writes --------------------------------------------------------------------------------------------
     def _key_of(self, document: Mapping[str, Any]) -> str:
-        if document.get(self.key_field) is None:
-            raise ValueError(f"{self.name} document has no {self.key_field!r}")
-        return str(document[self.key_field])
+        return key_of(document, self.key_field, self.name)
 
     def insert(self, document: Mapping[str, Any]) -> Document:
         """Add a document; raises ``DuplicateKeyError`` if its key is taken."""

@@ -27,20 +27,23 @@ import json
 import logging
 import os
 import re
-import tempfile
 import threading
 from collections.abc import Iterable
-from contextlib import suppress
 from itertools import pairwise
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
+from wasdi_sdk.atomic_files import fsync_dir, write_atomic
+
 from .base import Document, StoreCorruptError, StoreError
-from .engine import _TMP_SUFFIX, Commit, EngineStore, fsync_dir
+from .engine import _TMP_SUFFIX, Commit, EngineStore
 
 log = logging.getLogger(__name__)
 
+SNAPSHOT_FILE: dict[str, Any] = {"mode": 0o600, "suffix": _TMP_SUFFIX}
+"""How the store's files are written by ``write_atomic``: the owner's alone, and temporary files the next open
+removes."""
 JOURNAL_FILE = re.compile(r"^journal-(\d{8})\.jsonl$")
 Op = tuple[int, "Document | None"]
 
@@ -52,27 +55,6 @@ def _write_all(fd: int, data: bytes) -> None:
         if written <= 0:
             raise OSError(errno.ENOSPC, "no progress writing the journal")
         view = view[written:]
-
-
-def write_file_atomically(path: Path, payload: bytes, durable: bool = True) -> None:
-    """Replace ``path`` with ``payload``: a crash leaves the old file or the new one, never a torn one.
-
-    Not ``durable``: no fsyncs, for content a crash may lose (after one the file may also be empty).
-    """
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=_TMP_SUFFIX)
-    try:
-        with open(fd, "wb") as handle:
-            handle.write(payload)
-            handle.flush()
-            if durable:
-                os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with suppress(OSError):
-            os.unlink(tmp)
-        raise
-    if durable:
-        fsync_dir(path.parent)
 
 
 def _snapshot_payload(name: str, rows: list[tuple[int, Document]]) -> bytes:
@@ -99,6 +81,85 @@ def parse_journal_line(line: bytes) -> list[Any]:
     return ops
 
 
+def read_snapshot(path: Path, name: str) -> dict[int, Document]:
+    """The documents of collection ``name`` in its snapshot file (none when the file does not exist);
+    ``StoreCorruptError`` naming the file when it cannot be read."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return {}
+
+    def corrupt(problem: str) -> StoreCorruptError:
+        return StoreCorruptError(f"collection file {path} is corrupt ({problem}); it was left untouched: "
+                                 "repair it or move it away")
+
+    if not raw:  # every snapshot is written whole and atomically: an empty one was emptied by someone else
+        raise corrupt("it is empty: zero bytes")
+
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        raise corrupt(f"not valid JSON: {exc}") from exc
+    if not isinstance(data, dict) or not all(
+        isinstance(table, dict) and all(isinstance(doc, dict) for doc in table.values())
+        for table in data.values()
+    ):
+        raise corrupt("not a JSON object of tables of documents")
+    try:
+        return {int(doc_id): doc for doc_id, doc in data.get(name, {}).items()}
+    except ValueError as exc:
+        raise corrupt(f"a document id is not a number: {exc}") from exc
+
+
+def read_journal(path: Path) -> list[list[Any]]:
+    """The writes of every complete line of a journal, in order (the bytes after its last newline are an append
+    a crash cut short, left out); ``StoreCorruptError`` naming the line when a complete one cannot be read."""
+    lines = path.read_bytes().split(b"\n")
+    lines.pop()  # after the last newline: empty, or an append a crash cut short (its writer was never answered)
+    entries: list[list[Any]] = []
+    for number, line in enumerate(lines, start=1):
+        try:
+            entries.append(parse_journal_line(line))
+        except ValueError as exc:
+            # A whole line (its newline written) was acknowledged: losing it is the operator's decision.
+            raise StoreCorruptError(
+                f"journal {path} is corrupt at line {number} ({exc}); it was left untouched. See it with "
+                f"'wasdi-server store check', then restore the data directory from a backup, or drop that "
+                f"line (the write it held is lost) with 'wasdi-server store drop-line {path.name} {number}'"
+            ) from exc
+    return entries
+
+
+def journals_of(db_dir: Path) -> list[tuple[int, Path]]:
+    """The journals of a store folder with their sequence numbers, in order."""
+    found = [(int(m.group(1)), p) for p in db_dir.glob("journal-*.jsonl") if (m := JOURNAL_FILE.match(p.name))]
+    return sorted(found)
+
+
+def read_documents(data_dir: Path) -> dict[str, dict[int, Document]]:
+    """Every document of a data directory's store by collection, as opening it would give them, read without
+    taking the data directory's lock or writing anything: what an operator's tool or a test may look at while a
+    server holds the store (a write in flight may be seen or not)."""
+    db_dir = Path(data_dir) / "db"
+    if not db_dir.is_dir():
+        return {}
+    for _ in range(100):
+        collections = {p.stem: read_snapshot(p, p.stem) for p in sorted(db_dir.glob("*.json"))}
+        try:
+            for _, journal in journals_of(db_dir):
+                for ops in read_journal(journal):
+                    for name, doc_id, doc in ops:
+                        table = collections.setdefault(name, {})
+                        if doc is None:
+                            table.pop(doc_id, None)
+                        else:
+                            table[doc_id] = doc
+        except FileNotFoundError:
+            continue  # a compaction removed a journal meanwhile: its writes are in newer snapshots, read again
+        return collections
+    raise StoreError(f"the store of {data_dir} kept compacting while it was read: try again")
+
+
 MANIFEST = "collections.manifest"
 """The list of collections whose snapshot files the data directory has had."""
 
@@ -115,11 +176,8 @@ class TinyDBStore(EngineStore):
         self._journal_bytes = 0
         self._seq = 0
         try:
-            for path in sorted(self.db_dir.glob("journal-*.jsonl")):
-                match = JOURNAL_FILE.match(path.name)
-                if match is None:
-                    continue
-                self._seq = max(self._seq, int(match.group(1)))
+            for seq, path in journals_of(self.db_dir):
+                self._seq = max(self._seq, seq)
                 self._read_journal(path)
                 self._journals.append(path)
                 self._journal_bytes += path.stat().st_size
@@ -139,20 +197,7 @@ class TinyDBStore(EngineStore):
 
     # -- reading ---------------------------------------------------------------------------------------
     def _read_journal(self, path: Path) -> None:
-        lines = path.read_bytes().split(b"\n")
-        lines.pop()  # after the last newline: empty, or an append a crash cut short (its writer was never answered)
-        entries: list[list[Any]] = []
-        for number, line in enumerate(lines, start=1):
-            try:
-                entries.append(parse_journal_line(line))
-            except ValueError as exc:
-                # A whole line (its newline written) was acknowledged: losing it is the operator's decision.
-                raise StoreCorruptError(
-                    f"journal {path} is corrupt at line {number} ({exc}); it was left untouched. See it with "
-                    f"'wasdi-server store check', then restore the data directory from a backup, or drop that "
-                    f"line (the write it held is lost) with 'wasdi-server store drop-line {path.name} {number}'"
-                ) from exc
-        for ops in entries:
+        for ops in read_journal(path):
             for name, doc_id, doc in ops:
                 self._replay.setdefault(name, []).append((doc_id, doc))
 
@@ -160,32 +205,7 @@ class TinyDBStore(EngineStore):
         return self.db_dir / f"{name}.json"
 
     def _read_snapshot(self, name: str) -> dict[int, Document]:
-        path = self._snapshot_path(name)
-        try:
-            raw = path.read_bytes()
-        except FileNotFoundError:
-            return {}
-
-        def corrupt(problem: str) -> StoreCorruptError:
-            return StoreCorruptError(f"collection file {path} is corrupt ({problem}); it was left untouched: "
-                                     "repair it or move it away")
-
-        if not raw:  # every snapshot is written whole and atomically: an empty one was emptied by someone else
-            raise corrupt("it is empty: zero bytes")
-
-        try:
-            data = json.loads(raw)
-        except ValueError as exc:
-            raise corrupt(f"not valid JSON: {exc}") from exc
-        if not isinstance(data, dict) or not all(
-            isinstance(table, dict) and all(isinstance(doc, dict) for doc in table.values())
-            for table in data.values()
-        ):
-            raise corrupt("not a JSON object of tables of documents")
-        try:
-            return {int(doc_id): doc for doc_id, doc in data.get(name, {}).items()}
-        except ValueError as exc:
-            raise corrupt(f"a document id is not a number: {exc}") from exc
+        return read_snapshot(self._snapshot_path(name), name)
 
     def _rows_on_disk(self, name: str) -> dict[int, Document]:
         rows = self._read_snapshot(name)
@@ -220,9 +240,9 @@ class TinyDBStore(EngineStore):
                                     "restore it from a backup, or move the data directory away")
         rows = self._rows_on_disk(name)
         if not path.exists():  # so that every declared collection has its readable file
-            write_file_atomically(path, json.dumps({name: {}}).encode())
+            write_atomic(path, json.dumps({name: {}}).encode(), **SNAPSHOT_FILE)
         if name not in written or not self._manifest_path().exists():
-            write_file_atomically(self._manifest_path(), json.dumps(sorted(written | {name})).encode())
+            write_atomic(self._manifest_path(), json.dumps(sorted(written | {name})).encode(), **SNAPSHOT_FILE)
         self._replay.pop(name, None)  # from now on memory is the authority; _dirty still names it
         ordered = list(rows.items())
         ids = [doc_id for doc_id, _doc in ordered]
@@ -300,7 +320,7 @@ class TinyDBStore(EngineStore):
             try:
                 for name in dirty:
                     rows = snapshots[name] if name in snapshots else sorted(self._rows_on_disk(name).items())
-                    write_file_atomically(self._snapshot_path(name), _snapshot_payload(name, rows))
+                    write_atomic(self._snapshot_path(name), _snapshot_payload(name, rows), **SNAPSHOT_FILE)
             except BaseException:
                 with self.exclusive_flush():
                     self._dirty |= dirty

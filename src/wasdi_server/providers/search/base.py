@@ -12,7 +12,7 @@ from typing import Any
 from wasdi_sdk.models import DataProviderViewModel, QueryResultViewModel
 
 from ...dates import iso_z
-from ...services.search_query import SearchQuery
+from ...search_grammar import SearchQuery
 
 QueryResult = QueryResultViewModel
 """What a provider finds: the contract's ``QueryResultViewModel``."""
@@ -136,18 +136,6 @@ def query_bbox(query: SearchQuery) -> BBox | None:
 
 
 # -- formatting --------------------------------------------------------------------------------
-def human_size(size: int | float | None) -> str | None:
-    """``1.23 GB`` style sizes, as the original's results show them."""
-    if size is None:
-        return None
-    value = float(size)
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if value < 1024 or unit == "TB":
-            return f"{int(value)} {unit}" if unit == "B" else f"{value:.2f} {unit}"
-        value /= 1024
-    return None  # pragma: no cover
-
-
 def summary_text(date: datetime | None, instrument: str | None, mode: str | None, platform: str | None,
                  size: str | None) -> str:
     """``Date: ..., Instrument: ..., Mode: ..., Satellite: ..., Size: ...`` (the original's summary)."""

@@ -41,7 +41,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ...services.search_query import (
+from wasdi_sdk.units import search_size
+
+from ...dates import from_epoch_ms, now_utc, parse_utc
+from ...search_grammar import (
     PLATFORMS,
     SearchQuery,
     canonical_platform,
@@ -57,7 +60,6 @@ from .base import (
     SearchProviderError,
     bbox_of_geojson,
     bbox_of_wkt,
-    human_size,
     intersects,
     order_is_desc,
     string_properties,
@@ -111,7 +113,7 @@ class Product:
     extra: dict[str, str] = field(default_factory=dict)
 
     def result(self, provider: str) -> QueryResult:
-        size = human_size(self.size)
+        size = search_size(self.size)
         begin = self.begin
         props = {
             "title": self.title, "date": begin, "beginposition": begin, "endposition": self.end or begin,
@@ -183,7 +185,7 @@ def facts_from_name(name: str) -> dict[str, Any]:
 
 def _stamp(text: str) -> datetime | None:
     try:
-        return datetime.strptime(text, "%Y%m%dT%H%M%S").replace(tzinfo=UTC)
+        return parse_utc(text)  # the basic ISO form of product names, 20230101T102030
     except ValueError:
         return None
 
@@ -193,8 +195,8 @@ def _date(value: Any) -> datetime | None:
         return None
     if isinstance(value, int | float) and not isinstance(value, bool):
         try:
-            return datetime.fromtimestamp(value / 1000 if value > 1e11 else value, tz=UTC)
-        except (OverflowError, OSError, ValueError):
+            return from_epoch_ms(value if value > 1e11 else value * 1000)
+        except ValueError:
             return None
     text = str(value).strip()
     tiff = re.fullmatch(r"(\d{4}):(\d{2}):(\d{2})[ T](\d{2}):(\d{2}):(\d{2})", text)  # TIFFTAG_DATETIME
@@ -331,7 +333,7 @@ class LocalCatalogue(SearchProvider):
             return out
 
     def _matching(self, query: SearchQuery) -> list[Product]:
-        now = datetime.now(UTC)
+        now = now_utc()
         begin_lo, begin_hi = query.begin_range(now=now)
         end_lo, end_hi = query.end_range(now=now)
         box = query.bbox
@@ -431,7 +433,7 @@ class LocalCatalogue(SearchProvider):
             elif self.default_platform:
                 facts["platform"] = self.default_platform
         if "begin" not in facts:
-            facts["begin"] = datetime.fromtimestamp(mtime, tz=UTC)
+            facts["begin"] = from_epoch_ms(mtime * 1000)
         return Product(title=title_of(path.name), link=path.as_uri(), id=_digest(str(path)), bbox=box,
                        size=size, file_name=path.name, **facts)
 

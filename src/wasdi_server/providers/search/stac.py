@@ -37,21 +37,21 @@ import fnmatch
 import json
 import logging
 import re
-import threading
-from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 import httpx
 
+from wasdi_sdk.units import search_size
+
+from ...bounded_cache import BoundedCache
 from ...dates import iso_z
-from ...services.search_query import SearchQuery, canonical_platform, parse_instant
+from ...search_grammar import SearchQuery, canonical_platform, parse_instant
 from .base import (
     QueryResult,
     SearchProvider,
     SearchProviderError,
-    human_size,
     order_is_desc,
     string_properties,
     summary_text,
@@ -146,9 +146,8 @@ class StacProvider(SearchProvider):
         self.max_count = max(1, max_count)
         self.count_limit = max(1, count_limit)
         self.transport = transport
-        self._cursors: OrderedDict[tuple[str, int],
-                                   tuple[str, str, dict[str, Any] | None, dict[str, Any]]] = OrderedDict()
-        self._cursor_lock = threading.Lock()
+        self._cursors: BoundedCache[tuple[str, int], tuple[str, str, dict[str, Any] | None, dict[str, Any]]] = \
+            BoundedCache(CURSOR_CACHE)
 
     # -- the interface -----------------------------------------------------------------------
     def count(self, query: SearchQuery) -> int:
@@ -313,20 +312,16 @@ class StacProvider(SearchProvider):
 
     def _remember(self, key: str, index: int, method: str, url: str, body: dict[str, Any] | None,
                   base: dict[str, Any]) -> None:
-        with self._cursor_lock:
-            self._cursors[(key, index)] = (method, url, copy.deepcopy(body), copy.deepcopy(base))
-            self._cursors.move_to_end((key, index))
-            while len(self._cursors) > CURSOR_CACHE:
-                self._cursors.popitem(last=False)
+        self._cursors.put((key, index), (method, url, copy.deepcopy(body), copy.deepcopy(base)))
 
     def _resume(self, key: str, offset: int,
                 body: dict[str, Any]) -> tuple[int, str, str, dict[str, Any] | None, dict[str, Any]]:
         """Where to start reading for ``offset``: the nearest remembered page start at or before it."""
-        with self._cursor_lock:
-            best = max((i for (k, i) in self._cursors if k == key and i <= offset), default=None)
-            if best:
-                method, url, saved, base = self._cursors[(key, best)]
-                return best, method, url, copy.deepcopy(saved), copy.deepcopy(base)
+        best = max((i for (k, i) in self._cursors if k == key and i <= offset), default=None)
+        cursor = self._cursors.get((key, best)) if best else None
+        if best and cursor is not None:
+            method, url, saved, base = cursor
+            return best, method, url, copy.deepcopy(saved), copy.deepcopy(base)
         return 0, "POST", f"{self.url}/search", body, body
 
     # -- the answer --------------------------------------------------------------------------
@@ -350,7 +345,7 @@ class StacProvider(SearchProvider):
         begin = _when(props.get("start_datetime") or props.get("datetime"))
         end = _when(props.get("end_datetime") or props.get("datetime"))
         size_bytes = data.get("file:size") if isinstance(data, Mapping) else None
-        size = human_size(size_bytes) if isinstance(size_bytes, int | float) else None
+        size = search_size(size_bytes) if isinstance(size_bytes, int | float) else None
         raw_platform = props.get("platform")
         platform = platform_of_item(str(raw_platform)) if raw_platform else None
         instruments = props.get("instruments")

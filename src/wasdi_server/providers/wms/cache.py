@@ -14,10 +14,11 @@ import hashlib
 import os
 import re
 import shutil
-import threading
-import uuid
-from collections import OrderedDict
 from pathlib import Path
+
+from wasdi_sdk.atomic_files import write_atomic
+
+from ...bounded_cache import BoundedCache
 
 _LAYER_ID = re.compile(r"^[A-Za-z0-9_-]{1,100}$")
 
@@ -30,14 +31,13 @@ class TileCache:
     def __init__(self, root: Path, max_bytes: int) -> None:
         self.root = root
         self.max_bytes = max_bytes
-        self._lock = threading.Lock()
-        self._entries: OrderedDict[tuple[str, str], int] = OrderedDict()
-        self._total = 0
+        self._entries: BoundedCache[tuple[str, str], int] = BoundedCache(max_weight=max_bytes,
+                                                                         on_evict=self._forget_file)
         self._scan()
 
     @property
     def total_bytes(self) -> int:
-        return self._total
+        return self._entries.total_weight
 
     def _scan(self) -> None:
         if not self.root.is_dir():
@@ -51,18 +51,19 @@ class TileCache:
                     stat = entry.stat()
                     found.append((stat.st_mtime, layer.name, entry.name[:-4], stat.st_size))
         for _, layer_id, key, size in sorted(found):
-            self._entries[(layer_id, key)] = size
-            self._total += size
-        self._evict()
+            if not self._entries.put((layer_id, key), size, weight=size):
+                self._forget_file((layer_id, key), size)
 
     def _path(self, layer_id: str, key: str) -> Path:
         return self.root / layer_id / f"{key}.png"
 
+    def _forget_file(self, entry: tuple[str, str], _size: int) -> None:
+        with contextlib.suppress(OSError):
+            self._path(*entry).unlink()
+
     def get(self, layer_id: str, key: str) -> bytes | None:
-        with self._lock:
-            if (layer_id, key) not in self._entries:
-                return None
-            self._entries.move_to_end((layer_id, key))
+        if self._entries.get((layer_id, key)) is None:
+            return None
         try:
             return self._path(layer_id, key).read_bytes()
         except OSError:
@@ -73,34 +74,18 @@ class TileCache:
             return
         path = self._path(layer_id, key)
         path.parent.mkdir(parents=True, exist_ok=True)
-        temp = path.with_name(f".{key}.{uuid.uuid4().hex}.tmp")
         try:
-            temp.write_bytes(data)
-            os.replace(temp, path)
-        except OSError:  # a full disk only costs the cache
-            temp.unlink(missing_ok=True)
+            write_atomic(path, data, suffix=".tmp", durable=False)  # a crash only costs the cache
+        except OSError:  # so does a full disk
             return
-        with self._lock:
-            self._total -= self._entries.pop((layer_id, key), 0)
-            self._entries[(layer_id, key)] = len(data)
-            self._total += len(data)
-            self._evict()
-
-    def _evict(self) -> None:
-        while self._total > self.max_bytes and self._entries:
-            (layer_id, key), size = self._entries.popitem(last=False)
-            self._total -= size
-            with contextlib.suppress(OSError):
-                self._path(layer_id, key).unlink()
+        self._entries.put((layer_id, key), len(data), weight=len(data))
 
     def drop(self, layer_id: str) -> None:
         """Forget every image of a layer (a no-op when it has none)."""
         if not _LAYER_ID.match(layer_id):
             return
-        with self._lock:
-            for entry in [e for e in self._entries if e[0] == layer_id]:
-                self._total -= self._entries.pop(entry)
-            shutil.rmtree(self.root / layer_id, ignore_errors=True)
+        self._entries.discard_where(lambda entry, _size: entry[0] == layer_id)
+        shutil.rmtree(self.root / layer_id, ignore_errors=True)
 
     def drop_where(self, layer_ids: list[str]) -> None:
         for layer_id in layer_ids:

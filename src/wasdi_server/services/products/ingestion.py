@@ -16,9 +16,10 @@ from typing import Any
 
 from wasdi_sdk.atomic_files import replace_durably
 
+from ...dates import now_ms
 from ...errors import BadRequest, NotFound
 from .. import readers
-from ..identity import User, now_ms
+from ..identity import User
 from ..paths import inside
 from .records import ProductRecords, check_product_name, product_key
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ...dates import now_ms
 from ...errors import BadRequest, NotFound
 from ...messages import OK
 from ...providers.mapserver import MapServerError, PublishedLayer, new_layer_id
-from ..identity import User, now_ms
+from ..identity import User
 from ..processes import ACTIVE
 from .records import ProductRecords
 

@@ -25,12 +25,13 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ...dates import now_ms
 from ...errors import BadRequest, NotFound, ServerFailure
 from ...messages import Messages
 from ...providers.mapserver import MapServer
 from ...store import Collection
 from .. import readers
-from ..identity import User, now_ms
+from ..identity import User
 from ..missions import MissionService
 from ..paths import inside, safe_name
 from ..processes import ProcessService

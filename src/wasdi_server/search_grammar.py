@@ -54,15 +54,15 @@ import fnmatch
 import math
 import re
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from pydantic import ConfigDict, Field
 
 from wasdi_sdk.models import QueryViewModel
 
-from ..dates import parse_utc
-from ..errors import BadRequest
+from .dates import now_utc, parse_utc
+from .errors import BadRequest
 
 MAX_QUERY_LENGTH = 32_768
 MAX_DEPTH = 64
@@ -154,7 +154,7 @@ def parse_instant(value: str | None, *, now: datetime | None = None) -> datetime
         return None
     moment = _NOW.match(text)
     if moment:
-        base = now or datetime.now(UTC)
+        base = now or now_utc()
         if moment.group(1):
             delta = _UNITS[moment.group(3).upper()] * int(moment.group(2))
             try:

@@ -1,0 +1,73 @@
+"""The one zip streamer: a zip built while it is sent, one chunk in memory at a time (a product and its
+``.data`` folder for /catalog downloads, an app's folder for its download and for the nodes that install it)."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+CHUNK = 1024 * 1024
+
+
+class _Sink(io.RawIOBase):
+    """A write-only, non-seekable target that hands over what was written since the last ``take``."""
+
+    def __init__(self) -> None:
+        self._parts: list[bytes] = []
+        self._position = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: bytes) -> int:  # type: ignore[override]
+        self._parts.append(bytes(data))
+        self._position += len(data)
+        return len(data)
+
+    def tell(self) -> int:
+        return self._position
+
+    def take(self) -> bytes:
+        data = b"".join(self._parts)
+        self._parts.clear()
+        return data
+
+
+def zip_chunks(members: Iterable[tuple[Path, str]], compression: int = zipfile.ZIP_STORED) -> Iterator[bytes]:
+    """The bytes of a zip of ``members`` (a file, and its name in the zip), produced as they are read."""
+    sink = _Sink()
+    with zipfile.ZipFile(sink, "w", compression=compression, allowZip64=True) as archive:
+        for source, name in members:
+            with open(source, "rb") as src, archive.open(name, "w", force_zip64=True) as dst:
+                while chunk := src.read(CHUNK):
+                    dst.write(chunk)
+                    if data := sink.take():
+                        yield data
+            if data := sink.take():
+                yield data
+    if data := sink.take():
+        yield data
+
+
+class ChunkReader(io.RawIOBase):
+    """A readable file over an iterator of byte chunks (what a WSGI framework's ``stream`` wants)."""
+
+    def __init__(self, chunks: Iterator[bytes]) -> None:
+        self._chunks = chunks
+        self._buffer = b""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        while not self._buffer:
+            try:
+                self._buffer = next(self._chunks)
+            except StopIteration:
+                return 0
+        size = min(len(buffer), len(self._buffer))
+        buffer[:size] = self._buffer[:size]
+        self._buffer = self._buffer[size:]
+        return size
