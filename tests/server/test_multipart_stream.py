@@ -136,6 +136,9 @@ def test_an_upload_that_ends_unfinished_skips_the_writes_still_queued(tmp_path: 
         spool.append(body[pos:pos + 64 * 1024])
     writer = spool._writer
     assert writer is not None
+    deadline = time.monotonic() + 10
+    while not writes and time.monotonic() < deadline:  # the writer thread has taken the first chunk
+        time.sleep(0.01)
     closing = threading.Thread(target=spool.close)
     closing.start()
     deadline = time.monotonic() + 10
