@@ -5,7 +5,9 @@
 2. a run started through the main node on a compute node's workspace -> RUNNING, against the same run
    started on the node directly: the median difference (target <= 50 ms);
 3. throughput of 200 one-second sleeping app runs with two compute nodes divided by one compute node
-   (target >= 1.8): the runs are spread over workspaces of the nodes used, submitted through the main node.
+   (target >= 1.8): the runs are spread over workspaces of the nodes used, submitted through the main node;
+   each compute node is pinned to a CPU of its own, standing for a machine of its own (``--no-pin``: they
+   share every CPU of this one).
 
 Every server is a real ``wasdi-server serve`` process on 127.0.0.1 (tests/e2e/deployment.py starts them);
 apps are built offline from the tests' wheelhouse.  Needs a PostgreSQL server (its admin URL, default this
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -190,6 +193,22 @@ def throughput(d: Deployment, nodes: tuple[str, ...], runs: int) -> float:
         return runs / (finished - started)
 
 
+def pin_compute_nodes(d: Deployment, nodes: tuple[str, ...]) -> str:
+    """Each compute node (every thread of its server, so every run it starts) on a CPU of its own, as if each
+    were a machine of one CPU; the main node, the database and this script share all of them.  Unpinned on
+    this 2-core machine, the two-node half's runs compete for the same CPUs as the one-node half's (a run
+    costs its node about 0.2 CPU-s), which measures the machine rather than the nodes."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < len(nodes):
+        return "unpinned (fewer CPUs than compute nodes)"
+    for cpu, code in zip(cpus, nodes, strict=False):
+        proc = d.nodes[code].proc
+        assert proc is not None
+        for tid in os.listdir(f"/proc/{proc.pid}/task"):
+            os.sched_setaffinity(int(tid), {cpu})
+    return ", ".join(f"{code} on CPU {cpu}" for cpu, code in zip(cpus, nodes, strict=False))
+
+
 def wait_all(clients: dict[str, httpx.Client], submitted: list[tuple[str, str]], timeout: float,
              every: float = 0.05) -> float:
     """When the last of ``submitted`` (node, process id) ended: each node asked for all its unfinished runs at
@@ -221,6 +240,8 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--workers", type=int, default=3, help="launcher workers of each compute node")
     parser.add_argument("--only", default="byuser,start,throughput")
+    parser.add_argument("--no-pin", action="store_true",
+                        help="throughput: leave the compute nodes on every CPU (they then share this machine's)")
     args = parser.parse_args()
     wanted = set(args.only.split(","))
     apps = {"apps_find_links": [str(wheelhouse())], "apps_offline": "true", "launcher_workers": str(args.workers),
@@ -244,6 +265,8 @@ def main() -> int:
         with deployment(args.postgres, ("node1", "node2"), apps) as d:
             with d.http(ALICE) as main:
                 upload(main, "onesecond", SLEEP_ONE_SECOND)
+            if not args.no_pin:
+                print(f"  compute nodes pinned: {pin_compute_nodes(d, ('node1', 'node2'))}", flush=True)
             one = throughput(d, ("node1",), args.runs)
             two = throughput(d, ("node1", "node2"), args.runs)
         print(f"{args.runs} one-second runs, {args.workers} workers a node: one compute node {one:.2f} runs/s, two "
