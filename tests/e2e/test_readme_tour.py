@@ -119,6 +119,8 @@ def test_the_readme_tour_works_as_written(tmp_path: Path) -> None:
     folder = tmp_path / "clone"
     folder.mkdir()
     (folder / ".venv").symlink_to(BIN.parent)  # the tour runs `source .venv/bin/activate`
+    # as in a clone, the data directory lies below the project's own file, which the box hides from builds
+    (folder / "pyproject.toml").write_bytes((ROOT / "pyproject.toml").read_bytes())
     env = tour_env(tmp_path)
     # What a reader of "Beyond the tour" has: SNAP's gpt (here a stand-in) and a package index (here the wheelhouse).
     env.update(WASDI_SERVER_SNAP_GPT=str(stand_in_gpt(tmp_path / "snap")),

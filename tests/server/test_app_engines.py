@@ -45,6 +45,20 @@ def test_the_python_engine_builds_an_isolated_environment(tmp_path: Path, use_uv
     assert not app.home.exists()
 
 
+def test_an_app_inside_a_project_folder_builds(tmp_path: Path) -> None:
+    """`make run` keeps its data directory inside the clone, under the project's pyproject.toml, which the box
+    hides from a build: uv, which looks for its settings in every folder above its own, must not need it."""
+    project = tmp_path / "clone"
+    project.mkdir()
+    (project / "pyproject.toml").write_text('[project]\nname = "not-the-app"\nversion = "1"\n')
+    (project / "uv.toml").write_text("offline = false\n")
+    engine = PythonEngine(LIBRARY, find_links=(str(wheelhouse()),), offline=True)
+    assert engine.uv
+    lines: list[str] = []
+    engine.deploy(layout(project), lines.append)
+    assert lines[-1] == "environment ready", lines
+
+
 def test_a_package_that_cannot_be_found_fails_the_build_with_the_installer_output(tmp_path: Path) -> None:
     engine = PythonEngine(LIBRARY, find_links=(str(wheelhouse()),), offline=True)
     lines: list[str] = []

@@ -126,6 +126,10 @@ class PythonEngine:
         # How this machine reaches the package index: its trust store, proxies and index addresses (an
         # installer that cannot verify the index's certificate builds nothing).  Never the server's secrets.
         env.update({name: value for name, value in os.environ.items() if name in INSTALLER_VARIABLES})
+        # uv looks for pyproject.toml and uv.toml in every folder above its working folder (the app's home,
+        # inside the data directory): a data directory inside a project, as `make run` makes it, would have it
+        # read a file the box hides, and fail; a build takes its settings from the server alone.
+        env.update(UV_NO_CONFIG="1", UV_NO_PROJECT="1")
         if self.cache is not None:
             env.setdefault("UV_CACHE_DIR", str(self.cache))
             env.setdefault("PIP_CACHE_DIR", str(Path(env["UV_CACHE_DIR"]) / "pip"))
