@@ -88,10 +88,17 @@ def test_new_scaffolds_an_app_that_deploys_and_honours_wasdiignore(alice: Cli, w
     doc = wasdi_app.services.apps.records.by_name("hello")
     assert json.loads(doc["paramsSample"]) == {"NAME": "world", "OUTPUT": "hello.txt"}
     assert alice("apps", "new", "Bad Name").exit_code == 2
-    # Deploying the same folder again says what to do instead of the server's bare refusal.
-    again = alice("apps", "deploy", str(folder))
-    assert again.exit_code == 1 and "exists already: add --force" in again.stderr
-    assert alice("apps", "deploy", str(folder), "--force", "--wait").exit_code == 0
+    # Deploying one's own app again is how it is changed: its files are replaced and it is built again.
+    (folder / "myProcessor.py").write_text("def run():\n    pass  # second version\n")
+    again = alice("apps", "deploy", str(folder), "--wait")
+    assert again.exit_code == 0, again.output
+    stored = wasdi_app.services.settings.apps_root / "hello" / "myProcessor.py"
+    assert "second version" in stored.read_text()
+    # Another user's app of that name is never replaced: the refusal says what to do instead.
+    alice.login(BOB, BOB_PASSWORD)
+    taken = alice("apps", "deploy", str(folder))
+    assert taken.exit_code == 1 and "taken by an app that is not yours" in taken.stderr
+    assert "second version" in stored.read_text()
 
 
 def test_list_show_update_build_log_packages_download_delete(alice: Cli, wasdi_app: WasdiApp, tmp_path: Path,

@@ -179,7 +179,8 @@ def deploy(
     timeout: TimeoutOpt = None,
     workspace: Annotated[str | None, typer.Option("--ws", metavar="ID_OR_NAME",
                                                   help="Workspace to list the deploy in.")] = None,
-    force: Annotated[bool, typer.Option("--force", help="Replace your existing app of the same name.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Replace an app of the same name that is not yours but "
+                                                        "you may change (admins); yours is always replaced.")] = False,
     wait: Annotated[bool, typer.Option("--wait", help="Wait for the build and show its log.")] = False,
     profile: ProfileOpt = None,
     base_url: BaseUrlOpt = None,
@@ -203,20 +204,29 @@ def deploy(
         with connection.client(profile, base_url) as client:
             workspace_id = resolve_workspace(client, workspace)[0] if workspace else None
             with progress(f"Uploading {app_name}", archive.stat().st_size) as advance:
+                # Deploying again under the name of one's own app is how an app is changed ("fix the app and
+                # deploy again"); another user's name is never replaced, not even by an admin, unless --force.
+                replace = force or _is_own_app(client, app_name)
                 try:
                     result = client.processors.upload(archive, name=app_name, workspace=workspace_id,
                                                       description=description, type=app_type,
                                                       params_sample=params_sample, public=1 if public else 0,
-                                                      minute_timeout=timeout, force=force or None,
+                                                      minute_timeout=timeout, force=replace or None,
                                                       on_progress=advance)
                 except ConflictError as e:
-                    raise CliError(f"an app named '{app_name}' exists already: add --force to replace yours with "
-                                   f"this one, or deploy under another --name") from e
+                    raise CliError(f"the name '{app_name}' is taken by an app that is not yours: deploy under "
+                                   f"another --name") from e
             process_id = str(result.string_value or "")
             Output().value(process_id)
             message(f"Deploying app '{app_name}'")
             if wait:
                 _wait_for_build(client, process_id, app_name)
+
+
+def _is_own_app(client: "WasdiClient", app_name: str) -> bool:
+    """Whether the caller already has an app of this name (deploying it again replaces its files)."""
+    owners = {p.publisher for p in client.processors.list() if (p.processor_name or "").casefold() == app_name}
+    return bool(owners) and client.auth.check_session().user_id in owners
 
 
 def _wait_for_build(client: "WasdiClient", process_id: str, app_name: str) -> None:
