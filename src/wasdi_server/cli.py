@@ -330,10 +330,11 @@ def serve_command(
 def doctor_command(data_dir: DataDirOpt = None, config: ConfigOpt = None, json: JsonOpt = False) -> None:
     """Say what this machine's kernel offers to box apps, builds and workflows, and what each run will get."""
     from .launcher.box import Box
-    from .launcher.box.report import describe, lines
+    from .launcher.box.report import NAME_CHECK_HOST, describe, lines
 
     settings = _settings(config, data_dir=data_dir)
-    facts = describe(Box.from_settings(settings), settings.data_dir, settings.port)
+    facts = describe(Box.from_settings(settings), settings.data_dir, settings.port,
+                     name_host="" if settings.apps_offline else NAME_CHECK_HOST)
     if json:
         typer.echo(jsonlib.dumps(facts, indent=2))
     else:

@@ -9,7 +9,7 @@ import pytest
 from tests.app_support import LIBRARY, wheelhouse
 
 from wasdi_server.launcher.engines import AppLayout, EngineError, engine_for
-from wasdi_server.launcher.engines.python_env import PythonEngine
+from wasdi_server.launcher.engines.python_env import NAME_LOOKUP_HINT, PythonEngine
 from wasdi_server.launcher.engines.requirements import package_spec, read_requirements
 from wasdi_server.services.app_environments import parse_command
 from wasdi_server.settings import load_settings
@@ -57,6 +57,17 @@ def test_an_app_inside_a_project_folder_builds(tmp_path: Path) -> None:
     lines: list[str] = []
     engine.deploy(layout(project), lines.append)
     assert lines[-1] == "environment ready", lines
+
+
+def test_a_build_that_cannot_look_up_the_index_says_why_and_what_to_do(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("UV_INDEX_URL", "https://no-such-index.invalid/simple")  # never resolves, anywhere
+    engine = PythonEngine(LIBRARY)
+    assert engine.uv
+    lines: list[str] = []
+    with pytest.raises(EngineError, match="failed"):
+        engine.deploy(layout(tmp_path), lines.append)
+    assert lines[-1] == NAME_LOOKUP_HINT, lines[-5:]
 
 
 def test_a_package_that_cannot_be_found_fails_the_build_with_the_installer_output(tmp_path: Path) -> None:

@@ -299,6 +299,28 @@ def test_off_is_announced_loudly_and_doctor_reports_the_box(tmp_path: Path, capl
     assert "was refused the data directory, a signal to the server" in out
 
 
+def test_doctor_says_whether_a_boxed_program_can_look_names_up(tmp_path: Path) -> None:
+    """Builds look the package index up from inside the box, over TCP: doctor tries it the same way. A name of
+    the hosts file is found with no resolver; a name under .invalid never is, whatever the machine."""
+    from wasdi_server.launcher.box.report import describe, lines
+
+    box = Box.from_settings(load_settings_for(tmp_path))
+    found = describe(box, tmp_path, 8080, name_host="localhost")
+    assert found["live_check"]["names"] == {"host": "localhost", "resolved": True, "error": ""}
+    assert any(line.startswith("names") and "looked up localhost" in line for line in lines(found))
+    missing = describe(box, tmp_path, 8080, name_host="no-such-index.invalid")
+    assert missing["live_check"]["names"]["resolved"] is False
+    names_line = next(line for line in lines(missing) if line.startswith("names"))
+    assert "could not look up no-such-index.invalid" in names_line and "apps_offline" in names_line
+    assert "names" not in describe(box, tmp_path, 8080, name_host="")["live_check"]
+
+
+def load_settings_for(data_dir: Path) -> Any:
+    from wasdi_server.settings import load_settings
+
+    return load_settings(data_dir=data_dir, environ={})
+
+
 def test_doctor_runs_in_a_fresh_interpreter(tmp_path: Path) -> None:
     """As an operator types it: nothing imported before (the launcher first once closed an import cycle)."""
     done = subprocess.run([sys.executable, "-m", "wasdi_server", "doctor", "--data-dir", str(tmp_path), "--json"],

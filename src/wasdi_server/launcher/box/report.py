@@ -17,7 +17,7 @@ from .job import Job
 from .system import interpreter_paths
 
 LIVE_CHECK = """
-import os, sys
+import os, socket, sys
 refused = []
 for name, action in (("the data directory", lambda: os.listdir(sys.argv[1])),
                      ("a signal to the server", lambda: os.kill(int(sys.argv[2]), 0))):
@@ -28,13 +28,24 @@ for name, action in (("the data directory", lambda: os.listdir(sys.argv[1])),
     except OSError:
         pass
 print("refused: " + ", ".join(refused))
+if sys.argv[3]:
+    try:
+        socket.getaddrinfo(sys.argv[3], 443, type=socket.SOCK_STREAM)
+        print("resolved: yes")
+    except OSError as e:
+        print("resolved: no: " + str(e))
 """
+NAME_CHECK_HOST = "pypi.org"
+"""The name a boxed program looks up, as a build does to reach the package index (over TCP: the box refuses
+UDP, and some resolvers do not answer over TCP)."""
 
 
-def live_check(box: Box, data_dir: Path) -> dict[str, Any]:
-    """Start one boxed program; whether it started, how long that took, and what it was refused."""
-    job = Job([sys.executable, "-c", LIVE_CHECK, str(data_dir), str(os.getpid())], {"PATH": "/usr/bin:/bin"},
-              Path("/"), read=interpreter_paths(sys.executable), name=f"doctor-{os.getpid()}")
+def live_check(box: Box, data_dir: Path, name_host: str = NAME_CHECK_HOST) -> dict[str, Any]:
+    """Start one boxed program; whether it started, how long that took, what it was refused, and whether it
+    could look up ``name_host`` (empty: not tried)."""
+    job = Job([sys.executable, "-c", LIVE_CHECK, str(data_dir), str(os.getpid()), name_host],
+              {"PATH": "/usr/bin:/bin"}, Path("/"), read=interpreter_paths(sys.executable),
+              name=f"doctor-{os.getpid()}")
     lines: list[str] = []
     started = time.perf_counter()
     try:
@@ -43,12 +54,19 @@ def live_check(box: Box, data_dir: Path) -> dict[str, Any]:
         return {"started": False, "reason": str(e)}
     seconds = time.perf_counter() - started
     refused = next((line.split(": ", 1)[1] for line in lines if line.startswith("refused: ")), "")
-    return {"started": outcome.exit_code == 0, "milliseconds": round(seconds * 1000), "refused": refused,
-            "output": lines[-5:] if outcome.exit_code != 0 else []}
+    resolved = next((line.split(": ", 1)[1] for line in lines if line.startswith("resolved: ")), None)
+    check: dict[str, Any] = {"started": outcome.exit_code == 0, "milliseconds": round(seconds * 1000),
+                             "refused": refused, "output": lines[-5:] if outcome.exit_code != 0 else []}
+    if name_host and resolved is not None:
+        check["names"] = {"host": name_host, "resolved": resolved == "yes",
+                          "error": resolved.removeprefix("no: ") if resolved != "yes" else ""}
+    return check
 
 
-def describe(box: Box, data_dir: Path, api_port: int, live: bool = True) -> dict[str, Any]:
-    """Everything ``wasdi-server doctor`` reports, as data."""
+def describe(box: Box, data_dir: Path, api_port: int, live: bool = True,
+             name_host: str = NAME_CHECK_HOST) -> dict[str, Any]:
+    """Everything ``wasdi-server doctor`` reports, as data (``name_host``: the name the live check looks up;
+    empty: none, as for a server whose builds install offline)."""
     support = box.support
     limits = box.limits
     refusal = box.refusal()
@@ -75,7 +93,7 @@ def describe(box: Box, data_dir: Path, api_port: int, live: bool = True) -> dict
     else:
         facts["verdict"] = "runs are NOT boxed (app_isolation = off)"
     if live and refusal is None:
-        facts["live_check"] = live_check(box, data_dir)
+        facts["live_check"] = live_check(box, data_dir, name_host if box.confined else "")
     return facts
 
 
@@ -115,6 +133,14 @@ def lines(facts: dict[str, Any]) -> list[str]:
         else:
             rows.append(("live check", "a boxed program did not start: "
                          + (check.get("reason") or " / ".join(check.get("output") or []))))
+        names = check.get("names")
+        if names and names["resolved"]:
+            rows.append(("names", f"a boxed program looked up {names['host']} (over TCP, as builds do)"))
+        elif names:
+            rows.append(("names", f"a boxed program could not look up {names['host']} ({names['error']}): the box "
+                         "refuses UDP, so names are looked up over TCP, and this machine's resolver does not "
+                         "answer so; builds that reach the package index will fail: use a resolver that answers "
+                         "over TCP, or install offline (apps_offline with apps_find_links)"))
     if facts.get("refusal"):
         rows.append(("why", facts["refusal"]))
     rows.append(("verdict", facts["verdict"]))

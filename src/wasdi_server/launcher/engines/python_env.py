@@ -51,6 +51,13 @@ NOT_APPLIED = {
 }
 
 
+NAME_LOOKUP_FAILURES = ("Temporary failure in name resolution", "failed to lookup address",
+                        "Name or service not known", "getaddrinfo failed")
+NAME_LOOKUP_HINT = ("the build could not look up the package index's address: a build's box refuses UDP, so names "
+                    "are looked up over TCP, and some resolvers do not answer so ('wasdi-server doctor' checks this "
+                    "machine's); install offline instead (apps_offline with apps_find_links: docs/server.md)")
+
+
 def _uv_binary() -> str | None:
     try:
         import uv
@@ -165,8 +172,17 @@ class PythonEngine:
         return outcome.code
 
     def _call(self, app: AppLayout, command: list[str], log: LogLine) -> None:
-        code = self._box_run(app, command, log, BUILD_TIMEOUT)
+        no_names: list[str] = []
+
+        def watched(line: str) -> None:
+            if not no_names and any(sign in line for sign in NAME_LOOKUP_FAILURES):
+                no_names.append(line)
+            log(line)
+
+        code = self._box_run(app, command, watched, BUILD_TIMEOUT)
         if code != 0:
+            if no_names:
+                log(NAME_LOOKUP_HINT)
             raise EngineError(f"{Path(command[0]).name} {command[1]} failed (exit code {code})")
 
     def _output(self, app: AppLayout, command: list[str], what: str, timeout: float) -> str:
