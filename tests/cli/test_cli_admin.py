@@ -119,6 +119,7 @@ def test_metrics_show_reads_in_human_units(root: Cli, tmp_path: Path) -> None:
     assert fields["load (1 min)"] == "0.38" and fields["memory available"] == "3.5 GB", fields
     assert fields["disk available"] == "52 GB" and fields["memory used"] == "61.2 %"
     assert fields["time"] == "2024-01-23 08:53:20 UTC"
+    assert fields["licences"] == "none"  # a row with nothing to show says so rather than trailing off
     missing = root("admin", "metrics", "show", "--node", "nowhere")
     assert missing.exit_code == 1 and "no metrics from nowhere" in missing.output
     broken = tmp_path / "broken.json"

@@ -342,7 +342,7 @@ METRICS_FIELDS = (
     ("memory available", lambda m: _size((m.memory or {}).get("absoluteAvailable"))),
     ("disk used", lambda m: _percent(((m.disks or [{}])[0]).get("percentageUsed"))),
     ("disk available", lambda m: _size(((m.disks or [{}])[0]).get("absoluteAvailable"))),
-    ("licences", lambda m: ", ".join(str(x.get("name")) for x in m.licenses or [] if x.get("status"))),
+    ("licences", lambda m: ", ".join(str(x.get("name")) for x in m.licenses or [] if x.get("status")) or "none"),
 )
 
 
