@@ -11,6 +11,7 @@ Every process started here is killed on teardown, whatever the test did.
 from __future__ import annotations
 
 import contextlib
+import http.server
 import importlib
 import os
 import shutil
@@ -18,6 +19,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -339,3 +341,37 @@ def waspy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleTyp
     yield module
     importlib.reload(wasdi)  # leave no session or workspace behind for whoever imports it next
     assert not any(home.iterdir()), "waspy wrote into HOME"
+
+
+class SlowFile(http.server.BaseHTTPRequestHandler):
+    """A large file sent a few bytes at a time: an import still running when a person interrupts its wait."""
+
+    stop = threading.Event()
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Length", str(10_000_000))
+        self.end_headers()
+        while not self.stop.is_set():
+            try:
+                self.wfile.write(b"\0" * 64)
+                self.wfile.flush()
+            except OSError:
+                return
+            time.sleep(0.2)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def slow_url() -> Iterator[str]:
+    """The address of a ``SlowFile`` served on 127.0.0.1 for the test's length."""
+    SlowFile.stop.clear()
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), SlowFile)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/slow.tif"
+    SlowFile.stop.set()
+    httpd.shutdown()
+    httpd.server_close()

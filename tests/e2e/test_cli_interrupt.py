@@ -4,14 +4,13 @@ the program sets a handler itself)."""
 
 from __future__ import annotations
 
-import http.server
 import os
 import signal
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -21,39 +20,6 @@ PROGRAMS = {
     "wasdi": [str(Path(sys.executable).parent / "wasdi")],
     "python -m wasdi_cli": [sys.executable, "-m", "wasdi_cli"],
 }
-
-
-class EndlessFile(http.server.BaseHTTPRequestHandler):
-    """A file sent a few bytes at a time: an import that is still running when the wait is interrupted."""
-
-    stop = threading.Event()
-
-    def do_GET(self) -> None:
-        self.send_response(200)
-        self.send_header("Content-Length", str(10_000_000))
-        self.end_headers()
-        while not self.stop.is_set():
-            try:
-                self.wfile.write(b"\0" * 64)
-                self.wfile.flush()
-            except OSError:
-                return
-            time.sleep(0.2)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
-@pytest.fixture
-def endless_url() -> Iterator[str]:
-    EndlessFile.stop.clear()
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), EndlessFile)
-    httpd.daemon_threads = True
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}/endless.tif"
-    EndlessFile.stop.set()
-    httpd.shutdown()
-    httpd.server_close()
 
 
 @pytest.fixture
@@ -113,14 +79,14 @@ def test_ws_watch_ends_on_sigint_with_130_when_started_as_a_background_job(cli_e
 
 def test_a_wait_ends_on_sigint_with_130_when_started_as_a_background_job(server: RunningServer,
                                                                          cli_env: dict[str, str],
-                                                                         endless_url: str) -> None:
+                                                                         slow_url: str) -> None:
     sdk = server.sdk(ALICE)
     workspace = next(w.workspace_id for w in sdk.workspaces.list() if w.workspace_name == "live")
 
     def importing(stderr: str) -> bool:  # the CLI is waiting once its import runs
         return any(p.status == "RUNNING" for p in sdk.processes.list_by_workspace(str(workspace)))
 
-    code, shown = interrupt_when_waiting([*PROGRAMS["wasdi"], "import", endless_url, "--ws", "live", "--wait"],
+    code, shown = interrupt_when_waiting([*PROGRAMS["wasdi"], "import", slow_url, "--ws", "live", "--wait"],
                                          cli_env, importing)
     assert code == 130, shown
     assert "Traceback" not in shown

@@ -7,7 +7,6 @@ tests' wheelhouse (tests/app_support.py), so nothing is downloaded per test.
 
 from __future__ import annotations
 
-import http.server
 import json
 import os
 import pty
@@ -16,9 +15,7 @@ import select
 import signal
 import sys
 import termios
-import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -90,40 +87,6 @@ class Terminal:
             os.close(fd)
         assert status is not None
         return os.waitstatus_to_exitcode(status), shown, same_modes
-
-
-class SlowFile(http.server.BaseHTTPRequestHandler):
-    """A large file sent a few bytes at a time: an import that takes long enough to interrupt."""
-
-    stop = threading.Event()
-
-    def do_GET(self) -> None:
-        self.send_response(200)
-        self.send_header("Content-Length", str(10_000_000))
-        self.end_headers()
-        while not self.stop.is_set():
-            try:
-                self.wfile.write(b"\0" * 64)
-                self.wfile.flush()
-            except OSError:
-                return
-            time.sleep(0.2)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
-@pytest.fixture
-def slow_url() -> Iterator[str]:
-    SlowFile.stop.clear()
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), SlowFile)
-    httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}/slow.tif"
-    SlowFile.stop.set()
-    httpd.shutdown()
-    httpd.server_close()
 
 
 @pytest.fixture

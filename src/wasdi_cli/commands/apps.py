@@ -6,7 +6,7 @@ import json as jsonlib
 import os
 import shlex
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -294,6 +294,17 @@ def _wait_for_queued(client: "WasdiClient", workspace_id: str | None, operation:
     message(done)
 
 
+def _queue_and_wait(client: "WasdiClient", workspace_id: str | None, operation: str | tuple[str, ...],
+                    app_name: str, start: Callable[[], object], wait: bool, doing: str, done: str) -> bool:
+    """Ask the server to queue ``operation`` (``start``); with ``wait``, wait for it as ``_wait_for_queued``
+    does (the processes listed before the call tell the new one).  Whether it waited."""
+    before = set(_process_ids(client, workspace_id, operation, app_name)) if wait else set()
+    start()
+    if wait:
+        _wait_for_queued(client, workspace_id, operation, app_name, before, doing, done)
+    return wait
+
+
 def _parameters(value: str | None) -> str:
     import json
 
@@ -430,12 +441,13 @@ def update(
                     upload = Path(scratch) / "update.zip"
                     zip_folder(file, upload)
                 name = str(entry.processor_name)
-                before = set(_process_ids(client, None, FILE_CHANGE_OPERATIONS, name)) if wait else set()
-                client.processors.update_files(upload, processor_id=app_id)
-            message(f"Sent new files to app {label}")
-            if wait:
-                _wait_for_queued(client, None, FILE_CHANGE_OPERATIONS, name, before,
-                                 f"Applying the new files of app '{name}'", f"App '{name}' is ready with its new files")
+
+                def send() -> None:
+                    client.processors.update_files(upload, processor_id=app_id)
+                    message(f"Sent new files to app {label}")
+
+                _queue_and_wait(client, None, FILE_CHANGE_OPERATIONS, name, send, wait,
+                                f"Applying the new files of app '{name}'", f"App '{name}' is ready with its new files")
 
 
 @app.command()
@@ -530,12 +542,11 @@ def packages(
             if not workspace:
                 raise CliError("a reset rebuilds the environment, listed in a workspace: give --ws", USAGE)
             workspace_id, _ = resolve_workspace(client, workspace)
-            before = set(_process_ids(client, workspace_id, "REDEPLOYPROCESSOR", name)) if wait else set()
-            client.package_manager.reset_actions(processor_id=app_id, workspace=workspace_id)
-            if wait:
-                _wait_for_queued(client, workspace_id, "REDEPLOYPROCESSOR", name, before,
-                                 f"Rebuilding the environment of app '{name}'",
-                                 f"Reset the environment of app '{name}' to pip.txt")
+            if _queue_and_wait(client, workspace_id, "REDEPLOYPROCESSOR", name,
+                               lambda: client.package_manager.reset_actions(processor_id=app_id,
+                                                                            workspace=workspace_id),
+                               wait, f"Rebuilding the environment of app '{name}'",
+                               f"Reset the environment of app '{name}' to pip.txt"):
                 return
             message(f"Reset the environment of app '{name}' to pip.txt: see 'wasdi apps build-log "
                     f"{shlex.quote(name)}'")
@@ -547,13 +558,11 @@ def packages(
             spec_name, _, version = value.partition("==")
             command = f"{action}/{spec_name}" + (f"/{version}" if version else "")
             workspace_id, _ = resolve_workspace(client, workspace)
-            before = set(_process_ids(client, workspace_id, "ENVIRONMENTUPDATE", name)) if wait else set()
-            client.package_manager.update_environment(processor_id=app_id, workspace=workspace_id,
-                                                      update_command=command)
-            if wait:
-                _wait_for_queued(client, workspace_id, "ENVIRONMENTUPDATE", name, before,
-                                 f"{PACKAGE_VERBS[action][0]} {value} in app '{name}'",
-                                 f"{PACKAGE_VERBS[action][1]} {value} in app '{name}'")
+            if _queue_and_wait(client, workspace_id, "ENVIRONMENTUPDATE", name,
+                               lambda: client.package_manager.update_environment(
+                                   processor_id=app_id, workspace=workspace_id, update_command=command),
+                               wait, f"{PACKAGE_VERBS[action][0]} {value} in app '{name}'",
+                               f"{PACKAGE_VERBS[action][1]} {value} in app '{name}'"):
                 return
             message(f"Queued {action} {value} for app '{name}' (--wait waits for it): see 'wasdi apps build-log "
                     f"{shlex.quote(name)}'")
@@ -637,11 +646,9 @@ def redeploy(app_ref: AppArg, workspace: RebuildWorkspaceOpt = None, wait: WaitO
         app_id, entry = resolve_app(client, app_ref)
         workspace_id = resolve_workspace(client, workspace)[0] if workspace else None
         name = str(entry.processor_name)
-        before = set(_process_ids(client, workspace_id, "REDEPLOYPROCESSOR", name)) if wait else set()
-        client.processors.redeploy(app_id, workspace=workspace_id)
-        if wait:
-            _wait_for_queued(client, workspace_id, "REDEPLOYPROCESSOR", name, before, f"Rebuilding app '{name}'",
-                             f"Rebuilt app {named(app_id, entry)}")
+        if _queue_and_wait(client, workspace_id, "REDEPLOYPROCESSOR", name,
+                           lambda: client.processors.redeploy(app_id, workspace=workspace_id), wait,
+                           f"Rebuilding app '{name}'", f"Rebuilt app {named(app_id, entry)}"):
             return
     message(f"Queued a rebuild of app {named(app_id, entry)} (--wait waits for it): see 'wasdi apps build-log "
             f"{shlex.quote(app_ref)}'")
@@ -655,12 +662,10 @@ def libupdate(app_ref: AppArg, workspace: RebuildWorkspaceOpt = None, wait: Wait
         app_id, entry = resolve_app(client, app_ref)
         workspace_id = resolve_workspace(client, workspace)[0] if workspace else None
         name = str(entry.processor_name)
-        before = set(_process_ids(client, workspace_id, "LIBRARYUPDATE", name)) if wait else set()
-        client.processors.update_libraries(app_id, workspace=workspace_id)
-        if wait:
-            _wait_for_queued(client, workspace_id, "LIBRARYUPDATE", name, before,
-                             f"Updating the library of app '{name}'",
-                             f"Updated the library of app {named(app_id, entry)}")
+        if _queue_and_wait(client, workspace_id, "LIBRARYUPDATE", name,
+                           lambda: client.processors.update_libraries(app_id, workspace=workspace_id), wait,
+                           f"Updating the library of app '{name}'",
+                           f"Updated the library of app {named(app_id, entry)}"):
             return
     message(f"Queued a library update of app {named(app_id, entry)} (--wait waits for it): see 'wasdi apps "
             f"build-log {shlex.quote(app_ref)}'")
