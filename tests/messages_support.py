@@ -217,3 +217,19 @@ def foreign_process(server: Server, user_id: str, ws: str, status: str = "WAITIN
         "pid": 0, "parentId": None, "nodeCode": "elsewhere", "operationTimestamp": 1.0, "runningTime": 0,
         "lastStateChangeTimestamp": 1.0})
     return pid
+
+
+@contextlib.contextmanager
+def rabbit_exchange(prefix: str) -> Iterator[str]:
+    """The name of an exchange of this test's own on the machine's RabbitMQ (a publisher declares it), deleted
+    after; skips or fails as ``require_rabbitmq`` does."""
+    import pika
+
+    require_rabbitmq()
+    name = f"{prefix}-{uuid.uuid4().hex}"
+    yield name
+    connection = pika.BlockingConnection(pika.URLParameters(RABBIT_URL))
+    try:
+        connection.channel().exchange_delete(name)
+    finally:
+        connection.close()

@@ -7,27 +7,19 @@ from __future__ import annotations
 
 import json
 import time
-import uuid
 from collections.abc import Iterator
 
-import pika
 import pytest
 from tests.e2e.deployment import ALICE, Deployment, start_deployment
-from tests.messages_support import RABBIT_URL, require_rabbitmq
+from tests.messages_support import RABBIT_URL, rabbit_exchange
 from tests.postgres import empty_schema
 from tests.server.test_rabbitmq import Consumer
 
 
 @pytest.fixture(scope="module")
 def exchange() -> Iterator[str]:
-    require_rabbitmq()
-    name = f"wasdi-nodes-test-{uuid.uuid4().hex}"
-    yield name
-    connection = pika.BlockingConnection(pika.URLParameters(RABBIT_URL))
-    try:
-        connection.channel().exchange_delete(name)
-    finally:
-        connection.close()
+    with rabbit_exchange("wasdi-nodes-test") as name:
+        yield name
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from tests.messages_support import (
     WEB_STOMP_PORT,
     SwitchableProxy,
     foreign_process,
+    rabbit_exchange,
     require_rabbitmq,
     stomp_client,
     wait_until,
@@ -35,14 +35,8 @@ from wasdi_server.messages.rabbitmq import RabbitPublisher
 
 @pytest.fixture
 def exchange() -> Iterator[str]:
-    require_rabbitmq()
-    name = f"wasdi-test-{uuid.uuid4().hex}"
-    yield name
-    connection = pika.BlockingConnection(pika.URLParameters(RABBIT_URL))
-    try:
-        connection.channel().exchange_delete(name)
-    finally:
-        connection.close()
+    with rabbit_exchange("wasdi-test") as name:
+        yield name
 
 
 class Consumer:
