@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from abc import ABC, abstractmethod
 from collections import deque
 
 from .publisher import Message
@@ -22,7 +23,7 @@ from .publisher import Message
 log = logging.getLogger("wasdi_server.messages")
 
 
-class QueuedSender:
+class QueuedSender(ABC):
     """Sends messages in order from its own thread; see the module's docstring."""
 
     description = "the message broker"
@@ -43,17 +44,22 @@ class QueuedSender:
         self._thread: threading.Thread | None = None
 
     # -- what subclasses provide -----------------------------------------------------------------------
+    @abstractmethod
     def connect(self) -> None:
-        raise NotImplementedError
+        """Open the connection to the far end; raise ``OSError`` (or the backend's own error) if it is down."""
 
+    @abstractmethod
     def send(self, message: Message) -> None:
-        raise NotImplementedError
+        """Hand one message to the far end; raise if it could not take it (it is sent again later)."""
 
     def idle(self) -> None:
-        """Called about every ``idle_seconds`` while connected and nothing is to be sent."""
+        """Called about every ``idle_seconds`` while connected and nothing is to be sent (keep the connection
+        alive); a far end that needs nothing of the kind keeps this default."""
+        return None
 
+    @abstractmethod
     def disconnect(self) -> None:
-        raise NotImplementedError
+        """Close the connection, quietly: the far end may already be gone."""
 
     # -- the Publisher interface -----------------------------------------------------------------------
     @property
