@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections import deque
 from collections.abc import AsyncIterator, Collection
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, Unpack
@@ -29,8 +28,8 @@ from ..events.stream import (
     FIRST_RETRY,
     MAX_MESSAGE_BYTES,
     EventsUnavailableError,
+    WorkspaceStreamState,
     credentials,
-    message_of,
     refusal,
     retry_delay,
 )
@@ -45,30 +44,15 @@ if TYPE_CHECKING:
 log = logging.getLogger("wasdi_sdk")
 
 
-class AsyncEventStream:
+class AsyncEventStream(WorkspaceStreamState):
     """Async twin of ``EventStream``: ``await get(timeout)``, ``async for``, ``async with``."""
 
     def __init__(self, address: BrokerAddress, workspace_id: str, *, session_token: str | None = None,
                  codes: Collection[str] | None = None, timeout: float | None = None, reconnect: bool = True,
                  headers: dict[str, str] | None = None) -> None:
-        if not workspace_id:
-            raise ValueError("a workspace id is needed to listen to its messages")
-        self.address = address
-        self.workspace_id = workspace_id
-        self.codes = frozenset(codes) if codes else None
-        self.reconnect = reconnect
-        self.reconnects = 0
-        """How many times the connection was lost and opened again."""
-        self._session_token = session_token
-        self._headers = dict(headers or {})
-        self._timeout = timeout
-        self._deadline: float | None = None
-        self._socket: Any = None
-        self._protocol: ClientProtocol | None = None
-        self._pending: deque[WorkspaceMessage] = deque()
-        self._closed = False
-        self._failures = 0
-        self._retry_at = 0.0
+        super().__init__(address, workspace_id, session_token=session_token, codes=codes, reconnect=reconnect,
+                         headers=headers)
+        self._timeout = timeout  # the deadline is taken on the event loop's clock, at open
 
     async def open(self) -> Self:
         """Connect and subscribe (``listen`` does it before handing the stream over)."""
@@ -130,11 +114,6 @@ class AsyncEventStream:
         except (ConnectionClosed, OSError, EOFError) as e:
             raise EventsUnavailableError(f"the connection to the message broker closed: {e}") from e
         return self._protocol.receive(data)
-
-    def _keep(self, event: Event) -> None:
-        message = message_of(event, self.codes)
-        if message is not None:
-            self._pending.append(message)
 
     async def _drop(self) -> None:
         socket, self._socket = self._socket, None

@@ -69,13 +69,12 @@ def _default_opener(url: str, headers: dict[str, str], timeout: float) -> Any:
                    max_size=MAX_MESSAGE_BYTES, ping_interval=20, ping_timeout=20, compression=None).__enter__()
 
 
-class EventStream:
-    """The messages of one workspace, in the order the broker delivers them."""
+class WorkspaceStreamState:
+    """What ``EventStream`` and its async twin share: what they listen to, the connection's state and the
+    messages read ahead (the reading itself is blocking in one and awaited in the other)."""
 
-    def __init__(self, address: BrokerAddress, workspace_id: str, *, session_token: str | None = None,
-                 codes: Collection[str] | None = None, timeout: float | None = None, reconnect: bool = True,
-                 headers: dict[str, str] | None = None,
-                 opener: Callable[[str, dict[str, str], float], Any] = _default_opener) -> None:
+    def __init__(self, address: BrokerAddress, workspace_id: str, *, session_token: str | None,
+                 codes: Collection[str] | None, reconnect: bool, headers: dict[str, str] | None) -> None:
         if not workspace_id:
             raise ValueError("a workspace id is needed to listen to its messages")
         self.address = address
@@ -88,12 +87,29 @@ class EventStream:
         self._retry_at = 0.0
         self._session_token = session_token
         self._headers = dict(headers or {})
-        self._opener = opener
-        self._deadline = None if timeout is None else time.monotonic() + timeout
+        self._deadline: float | None = None
         self._socket: Any = None
         self._protocol: ClientProtocol | None = None
         self._pending: deque[WorkspaceMessage] = deque()
         self._closed = False
+
+    def _keep(self, event: Event) -> None:
+        message = message_of(event, self.codes)
+        if message is not None:
+            self._pending.append(message)
+
+
+class EventStream(WorkspaceStreamState):
+    """The messages of one workspace, in the order the broker delivers them."""
+
+    def __init__(self, address: BrokerAddress, workspace_id: str, *, session_token: str | None = None,
+                 codes: Collection[str] | None = None, timeout: float | None = None, reconnect: bool = True,
+                 headers: dict[str, str] | None = None,
+                 opener: Callable[[str, dict[str, str], float], Any] = _default_opener) -> None:
+        super().__init__(address, workspace_id, session_token=session_token, codes=codes, reconnect=reconnect,
+                         headers=headers)
+        self._opener = opener
+        self._deadline = None if timeout is None else time.monotonic() + timeout
         self._open()
 
     # -- lifecycle ---------------------------------------------------------------------------------------
@@ -145,11 +161,6 @@ class EventStream:
         except (ConnectionClosed, OSError, EOFError) as e:
             raise EventsUnavailableError(f"the connection to the message broker closed: {e}") from e
         return self._protocol.receive(data)
-
-    def _keep(self, event: Event) -> None:
-        message = message_of(event, self.codes)
-        if message is not None:
-            self._pending.append(message)
 
     def _drop(self) -> None:
         socket, self._socket = self._socket, None
