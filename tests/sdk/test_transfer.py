@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import gc
 import hashlib
-import threading
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import waitress
 from tests.conftest import Person, Server
 from tests.server.geodata import BBOX_4326, folder, make_geotiff, new_workspace
+from tests.socket_server import on_a_socket
 
 from wasdi_sdk import NotFoundError, PermissionDeniedError, ProcessFailedError, WasdiClient
 from wasdi_sdk.transfer import download_file, import_and_wait, upload_and_ingest
@@ -25,16 +24,8 @@ BIG = 50 * 1024 * 1024
 @pytest.fixture
 def served(server: Server) -> Iterator[str]:
     """The test server's app on a real socket; its base URL."""
-    # poll() instead of select(): closing the socket from this thread must not break the loop's wait
-    httpd = waitress.create_server(server.app, host="127.0.0.1", port=0, threads=4,
-                                   max_request_body_size=1024**3, asyncore_use_poll=True)
-    thread = threading.Thread(target=httpd.run, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.effective_port}"
-    finally:
-        httpd.close()
-        thread.join(5)
+    with on_a_socket(server.app, max_request_body_size=1024**3) as url:
+        yield url
 
 
 @pytest.fixture
