@@ -45,7 +45,8 @@ DEFAULT_PAGE_SIZE = 100
 COMMON_OPTIONS = frozenset({"code", "type", "description", "link", "platforms", "page_size", "enabled"})
 LOCAL_OPTIONS = frozenset({"folder", "path", "index", "default_platform", "max_files"})
 STAC_OPTIONS = frozenset({"url", "collections", "product_types", "type_properties", "asset_keys", "preview_keys",
-                          "headers", "timeout", "filter_mode", "sortable", "paging", "max_pages", "max_count",
+                          "headers", "timeout", "connect_timeout", "read_timeout", "filter_mode", "name_filter",
+                          "sortable", "paging", "max_pages", "max_count",
                           "count_limit"})
 
 __all__ = [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import math
 import re
 from abc import ABC, abstractmethod
@@ -165,3 +166,16 @@ def string_properties(values: Mapping[str, Any]) -> dict[str, str]:
 
 def order_is_desc(order: str | None) -> bool:
     return (order or "").strip().lower() == "desc"
+
+
+def text_matches(wanted: str | None, have: str | None, *, contains: bool = False) -> bool:
+    """The providers' one text rule, case-insensitive: a pattern with ``*``/``?`` must match the whole
+    text; plain text must equal it (or, with ``contains``, be contained in it, as a product name is)."""
+    if not wanted:
+        return True
+    if not have:
+        return False
+    w, h = wanted.lower(), have.lower()
+    if any(c in w for c in "*?["):
+        return fnmatch.fnmatchcase(h, w)
+    return w in h if contains else w == h
