@@ -450,7 +450,8 @@ def test_querylist_returns_every_item_past_100(stac: respx.MockRouter, tmp_path:
 
 FOOTPRINT_AND_NAME = ('( footprint:"intersects(POLYGON(( 7.0 45.0,7.0 46.0,8.0 46.0,8.0 45.0,7.0 45.0)))") AND '
                       "{name}( platformname:Sentinel-2 ) AND ( beginPosition:[2023-01-01T00:00:00.000Z TO "
-                      "2023-01-31T23:59:59.999Z]AND endPosition:[2023-01-01T00:00:00.000Z TO 2023-01-31T23:59:59.999Z]) ")
+                      "2023-01-31T23:59:59.999Z]AND endPosition:[2023-01-01T00:00:00.000Z TO "
+                      "2023-01-31T23:59:59.999Z]) ")
 
 
 @pytest.mark.parametrize("name", ["S2A_*", "S2A_", "s2a_"])

@@ -22,8 +22,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from wasdi_sdk.atomic_files import replace_durably
-
 from ..dates import now_ms
 from ..errors import DomainError
 from ..messages import OK
@@ -134,11 +132,14 @@ def download(ctx: OperationContext) -> bool:
     try:
         if url.lower().startswith("file:"):
             source = products.local_source(url)
-            copy_item(source, target, Progress(ctx, source.stat().st_size))  # atomic and durable itself
+            if target.exists():  # never copied over: the same bytes are kept, others refused
+                products.check_same_as_existing(source, target)
+            else:
+                copy_item(source, target, Progress(ctx, source.stat().st_size))  # atomic and durable itself
             size = target.stat().st_size
         else:
             size = _fetch_http(ctx, url, partial, services.settings.import_timeout_seconds)
-            replace_durably(partial, target)
+            products.place_import(partial, target)
     finally:
         with contextlib.suppress(FileNotFoundError):
             partial.unlink()
@@ -147,6 +148,7 @@ def download(ctx: OperationContext) -> bool:
     ctx.check_stopped()
     record = products.ingest_file(workspace, file_name, platform=ctx.parameter.get("platform"),
                                   footprint=ctx.parameter.get("bbox"))
+    products.record_import_source(ctx.workspace_id, file_name, url)
     _say_if_unreadable(ctx, record)
     services.messages.send("DOWNLOAD", products.view(record), ctx.workspace_id, result=OK)
     return True

@@ -23,16 +23,23 @@ Rules (the contract's "Search", gaps §6, and our choices where both are silent)
   provider, link and title) removed, each tagged with its query's platform and its provider set to
   the requested string.
 - Any malformed query, any denied one, an empty list: the whole call fails.
+- Names for imports: a result whose link's file name does not name its item (every Earth Search scene's
+  true colour asset is ``TCI.tif``) is remembered (the last ``ITEM_NAMES`` links), so that an import of that
+  link without a name is named after the item (``<item id>.tif``), not after the shared file name.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import re
+from pathlib import PurePosixPath
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 from wasdi_sdk.models import DataProviderViewModel, QueryResultViewModel
 
+from ..bounded_cache import BoundedCache
 from ..errors import BadRequest, Forbidden, ServerFailure
 from ..providers.search import AUTO, SearchProvider, SearchProviders
 from ..search_grammar import SearchQuery, parse_query
@@ -48,6 +55,21 @@ DEFAULT_ORDER = "asc"
 MAX_PAGE_LIMIT = 1000
 MAX_QUERIES = 100
 """Query strings one countlist/querylist call may carry."""
+ITEM_NAMES = 20_000
+"""Links remembered with the product name of their item (see the module docstring)."""
+
+
+def item_product_name(link: str | None, title: str | None) -> str | None:
+    """``<title><extension of the link>`` when the link's file name does not contain the item's title."""
+    if not link or not title:
+        return None
+    file_name = unquote(PurePosixPath(urlsplit(link).path).name)
+    if not file_name or title.lower() in file_name.lower():
+        return None
+    suffix = PurePosixPath(file_name).suffix
+    if suffix and re.fullmatch(r"\.[A-Za-z0-9]{1,10}", suffix) and not title.lower().endswith(suffix.lower()):
+        return title + suffix
+    return title
 
 
 def page_params(offset: str | None, limit: str | None, sortedby: str | None,
@@ -72,6 +94,17 @@ class SearchService:
     def __init__(self, missions: MissionService, providers: SearchProviders) -> None:
         self.missions = missions
         self.providers = providers
+        self._item_names: BoundedCache[str, str] = BoundedCache(ITEM_NAMES)
+
+    def name_for_link(self, link: str) -> str | None:
+        """The product name of the item a search found at ``link``, when its file name does not say it."""
+        return self._item_names.get(link)
+
+    def _remember_names(self, results: list[QueryResultViewModel]) -> None:
+        for result in results:
+            name = item_product_name(result.link, result.title)
+            if name is not None and result.link:
+                self._item_names.put(result.link, name)
 
     # -- the endpoints -----------------------------------------------------------------------
     def list_providers(self) -> list[DataProviderViewModel]:
@@ -94,6 +127,7 @@ class SearchService:
                 errors.append(self._failed(provider, "search", e))
                 continue
             auto = _is_auto(providers)
+            self._remember_names(found)
             for result in found:
                 result.platform = query.platform_name
                 if auto:
@@ -120,6 +154,7 @@ class SearchService:
                 if key not in seen:
                     seen.add(key)
                     merged.append(result)
+        self._remember_names(merged)
         return merged
 
     # -- the steps ---------------------------------------------------------------------------
