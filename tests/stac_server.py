@@ -34,6 +34,8 @@ from tests.postgres import ADMIN_URL, admin_connection, with_database
 S2_COUNT = 240
 """Sentinel-2 L2A items: past pgstac's and our old limits (100), as a real catalogue is."""
 S1_COUNT = 60
+DAMAGED_ITEM = 7
+"""The Sentinel-2 item whose ``file:checksum`` does not match the bytes its asset server sends."""
 FIRST_DAY = datetime(2024, 1, 1, tzinfo=UTC)
 TILES = ("32TLR", "32TMR", "32TLQ", "32TMQ")
 TILE_BOUNDS = {"32TLR": (6.3, 45.0, 7.7, 46.0), "32TMR": (7.6, 45.0, 9.0, 46.0),
@@ -48,6 +50,9 @@ def s2_item(index: int, assets_url: str) -> dict[str, Any]:
     item_id = f"S2{serial}_{tile}_{when:%Y%m%d}_{index}_L2A"
     west, south, east, north = TILE_BOUNDS[tile]
     folder = f"{assets_url}/sentinel-s2-l2a-cogs/{tile[:2]}/{tile[2]}/{tile[3:]}/{when:%Y/%-m}/{item_id}"
+    visual_path = folder.removeprefix(assets_url) + "/TCI.tif"
+    # file:checksum as the file extension writes it (a multihash: sha2-256); item 7's does not match its bytes
+    digest = hashlib.sha256(asset_bytes(visual_path) + (b"damaged" if index == DAMAGED_ITEM else b"")).hexdigest()
     return {
         "type": "Feature", "stac_version": "1.0.0", "id": item_id, "collection": "sentinel-2-l2a",
         "bbox": [west, south, east, north],
@@ -62,7 +67,8 @@ def s2_item(index: int, assets_url: str) -> dict[str, Any]:
         "links": [],
         "assets": {
             "visual": {"href": f"{folder}/TCI.tif", "type": "image/tiff; application=geotiff; profile=cloud-optimized",
-                       "roles": ["visual"]},
+                       "roles": ["visual"], "file:checksum": "1220" + digest,
+                       "file:size": len(asset_bytes(visual_path))},
             "thumbnail": {"href": f"{folder}/thumbnail.jpg", "type": "image/jpeg", "roles": ["thumbnail"]},
         },
     }
@@ -114,6 +120,12 @@ class AssetServer:
     cut_after: dict[str, int] = field(default_factory=dict)
     requests: list[tuple[str, str | None]] = field(default_factory=list)
     """(path, Range header) of every GET."""
+    seconds_per_request: float = 0.0
+    """How long each GET waits before it answers (a slow provider)."""
+    busy: int = 0
+    most_busy: int = 0
+    """GETs under way now, and the most at once."""
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 @contextlib.contextmanager
@@ -131,7 +143,15 @@ def asset_server() -> Iterator[AssetServer]:
             self.answer(head=True)
 
         def do_GET(self) -> None:
-            self.answer(head=False)
+            with state.lock:
+                state.busy += 1
+                state.most_busy = max(state.most_busy, state.busy)
+            try:
+                time.sleep(state.seconds_per_request)
+                self.answer(head=False)
+            finally:
+                with state.lock:
+                    state.busy -= 1
 
         def answer(self, *, head: bool) -> None:
             path = self.path.split("?", 1)[0]

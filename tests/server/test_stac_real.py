@@ -123,3 +123,85 @@ def test_imports_of_two_scenes_whose_assets_share_a_file_name(stac_server: Serve
         assert process["productName"] == result["title"] + ".tif"
         path = result["link"].split("127.0.0.1:", 1)[1].split("/", 1)[1]
         assert (folder(stac_server, ws) / process["productName"]).read_bytes() == asset_bytes("/" + path)
+
+
+# -- imports a user can trust ----------------------------------------------------------------------------------
+def import_link(server: Server, who: Person, ws: str, result: dict[str, Any]) -> dict[str, Any]:
+    r = server.post("/filebuffer/download", who, json={"fileUrl": result["link"], "workspace": ws})
+    assert r.json["boolValue"] is True, r.json
+    return wait_process(server, r.json["stringValue"], timeout=60)
+
+
+def asset_path(link: str) -> str:
+    return "/" + link.split("127.0.0.1:", 1)[1].split("/", 1)[1]
+
+
+def log_rows(server: Server, who: Person, process_id: str) -> list[str]:
+    return [row["logRow"] for row in server.get("/processors/logs/list", who, processworkspace=process_id).json]
+
+
+def test_a_dropped_transfer_continues_with_a_range(stac_server: Server, alice: Person, real_stac: RealStac) -> None:
+    ws = new_workspace(stac_server, alice, "resume")
+    item = real_stac.s2_items[21]
+    day = item["properties"]["datetime"][:10]
+    [found] = stac_server.post("/search/querylist", alice,
+                               json=[query("Sentinel-2 ", day, day, name=item["id"])]).json
+    path = asset_path(found["link"])
+    real_stac.assets.cut_after[path] = 100_000  # the first answer stops after 100,000 bytes
+    process = import_link(stac_server, alice, ws, found)
+    assert process["status"] == "DONE", process
+    assert (folder(stac_server, ws) / process["productName"]).read_bytes() == asset_bytes(path)
+    asked = [wanted for seen, wanted in real_stac.assets.requests if seen == path]
+    assert asked == [None, "bytes=100000-"]  # one more request, from where it stopped
+    assert any("continuing from there" in row for row in log_rows(stac_server, alice, process["processObjId"]))
+
+
+def test_the_item_checksum_is_checked_and_its_properties_kept(stac_server: Server, alice: Person,
+                                                             real_stac: RealStac) -> None:
+    from tests.stac_server import DAMAGED_ITEM
+
+    ws = new_workspace(stac_server, alice, "checked")
+    damaged = real_stac.s2_items[DAMAGED_ITEM]
+    day = damaged["properties"]["datetime"][:10]
+    found = stac_server.post("/search/querylist", alice, json=[query("Sentinel-2 ", day, day)]).json
+    by_title = {r["title"]: r for r in found}
+    good = next(r for title, r in by_title.items() if title != damaged["id"])
+    process = import_link(stac_server, alice, ws, by_title[damaged["id"]])
+    assert process["status"] == "ERROR"
+    assert any("does not match its sha256 checksum" in row for row in log_rows(stac_server, alice,
+                                                                               process["processObjId"]))
+    assert not (folder(stac_server, ws) / f"{damaged['id']}.tif").exists()
+    process = import_link(stac_server, alice, ws, good)
+    assert process["status"] == "DONE"
+    # the catalogue item's properties are the product's metadata
+    name = process["productName"]
+    assert stac_server.get("/product/metadatabyname", alice, workspace=ws, name=name).json["name"].startswith(
+        "Generating")
+    deadline = __import__("time").monotonic() + 30
+    while (tree := stac_server.get("/product/metadatabyname", alice, workspace=ws, name=name).json)["name"] \
+            .startswith("Generating") and __import__("time").monotonic() < deadline:
+        __import__("time").sleep(0.2)
+    [item] = [e for e in tree["elements"] if e["name"] == "Catalogue item"]
+    values = {a["description"]: a["data"] for a in item["attributes"]}
+    assert values["cloudcoverpercentage"] == good["properties"]["cloudcoverpercentage"]
+    assert values["checksum"].startswith("1220") and values["platform"].startswith("sentinel-2")
+
+
+def test_downloads_of_one_provider_wait_for_a_slot(tmp_path: Path, real_stac: RealStac) -> None:
+    server = Server(tmp_path / "data", search_providers=stac_providers_setting(real_stac),
+                    search_catalogues={"Sentinel-2": ["EARTH"]}, import_allowed_hosts=["127.0.0.1"],
+                    import_downloads_per_provider=1)
+    try:
+        alice = server.add_user("alice@example.org")
+        ws = new_workspace(server, alice, "slots")
+        found = server.post("/search/querylist", alice, json=[query("Sentinel-2 ", "2024-01-05", "2024-01-06")]).json
+        assert len(found) >= 3
+        real_stac.assets.seconds_per_request, real_stac.assets.most_busy = 0.4, 0
+        ids = [server.post("/filebuffer/download", alice, json={"fileUrl": r["link"], "workspace": ws,
+                                                               "provider": "EARTH"}).json["stringValue"]
+               for r in found[:3]]
+        assert all(wait_process(server, pid, timeout=60)["status"] == "DONE" for pid in ids)
+        assert real_stac.assets.most_busy == 1
+    finally:
+        real_stac.assets.seconds_per_request = 0.0
+        server.close()

@@ -143,7 +143,8 @@ def _pinned(url: str, policy: OutboundPolicy) -> tuple[str, str, str]:
 
 
 @contextmanager
-def open_stream(client: httpx.Client, url: str, policy: OutboundPolicy) -> Iterator[httpx.Response]:
+def open_stream(client: httpx.Client, url: str, policy: OutboundPolicy, *,
+                headers: dict[str, str] | None = None) -> Iterator[httpx.Response]:
     """GET ``url`` through the guard, following redirects by hand; the final response, streamed.
 
     ``client`` must not follow redirects itself (``follow_redirects=False``, the httpx default).
@@ -151,7 +152,7 @@ def open_stream(client: httpx.Client, url: str, policy: OutboundPolicy) -> Itera
     current = url
     for _ in range(MAX_REDIRECTS + 1):
         target, host_header, server_name = _pinned(current, policy)
-        request = client.build_request("GET", target, headers={"Host": host_header},
+        request = client.build_request("GET", target, headers={**(headers or {}), "Host": host_header},
                                        extensions={"sni_hostname": server_name})
         response = client.send(request, stream=True, follow_redirects=False)
         if response.is_redirect and response.headers.get("location"):

@@ -23,9 +23,10 @@ Rules (the contract's "Search", gaps §6, and our choices where both are silent)
   provider, link and title) removed, each tagged with its query's platform and its provider set to
   the requested string.
 - Any malformed query, any denied one, an empty list: the whole call fails.
-- Names for imports: a result whose link's file name does not name its item (every Earth Search scene's
-  true colour asset is ``TCI.tif``) is remembered (the last ``ITEM_NAMES`` links), so that an import of that
-  link without a name is named after the item (``<item id>.tif``), not after the shared file name.
+- What an import of a found link should know is remembered per link (the last ``LINKS_REMEMBERED`` links):
+  the item's product name when the link's file name does not name it (every Earth Search scene's true colour
+  asset is ``TCI.tif``: an import of the link alone is then named ``<item id>.tif``), the asset's checksum,
+  and the item's properties (kept as the product's metadata).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from wasdi_sdk.models import DataProviderViewModel, QueryResultViewModel
 from ..bounded_cache import BoundedCache
 from ..errors import BadRequest, Forbidden, ServerFailure
 from ..providers.search import AUTO, SearchProvider, SearchProviders
+from ..providers.search.base import LinkFacts
 from ..search_grammar import SearchQuery, parse_query
 from .identity import User
 from .missions import MissionService
@@ -55,8 +57,9 @@ DEFAULT_ORDER = "asc"
 MAX_PAGE_LIMIT = 1000
 MAX_QUERIES = 100
 """Query strings one countlist/querylist call may carry."""
-ITEM_NAMES = 20_000
-"""Links remembered with the product name of their item (see the module docstring)."""
+LINKS_REMEMBERED = 20_000
+"""Links remembered with what an import of them should know (see the module docstring)."""
+LINK_FACTS_BYTES = 32 * 1024**2
 
 
 def item_product_name(link: str | None, title: str | None) -> str | None:
@@ -94,17 +97,20 @@ class SearchService:
     def __init__(self, missions: MissionService, providers: SearchProviders) -> None:
         self.missions = missions
         self.providers = providers
-        self._item_names: BoundedCache[str, str] = BoundedCache(ITEM_NAMES)
+        self._links: BoundedCache[str, LinkFacts] = BoundedCache(LINKS_REMEMBERED, max_weight=LINK_FACTS_BYTES)
 
-    def name_for_link(self, link: str) -> str | None:
-        """The product name of the item a search found at ``link``, when its file name does not say it."""
-        return self._item_names.get(link)
+    def facts_for_link(self, link: str) -> LinkFacts | None:
+        """What a search found at ``link``: its item's product name, checksum and properties."""
+        return self._links.get(link)
 
-    def _remember_names(self, results: list[QueryResultViewModel]) -> None:
+    def _remember_links(self, results: list[QueryResultViewModel]) -> None:
         for result in results:
-            name = item_product_name(result.link, result.title)
-            if name is not None and result.link:
-                self._item_names.put(result.link, name)
+            if not result.link:
+                continue
+            properties = {k: v for k, v in (result.properties or {}).items() if isinstance(v, str) and v}
+            facts = LinkFacts(name=item_product_name(result.link, result.title), checksum=properties.get("checksum"),
+                              properties=properties)
+            self._links.put(result.link, facts, weight=sum(len(k) + len(v) for k, v in properties.items()) + 64)
 
     # -- the endpoints -----------------------------------------------------------------------
     def list_providers(self) -> list[DataProviderViewModel]:
@@ -127,7 +133,7 @@ class SearchService:
                 errors.append(self._failed(provider, "search", e))
                 continue
             auto = _is_auto(providers)
-            self._remember_names(found)
+            self._remember_links(found)
             for result in found:
                 result.platform = query.platform_name
                 if auto:
@@ -154,7 +160,7 @@ class SearchService:
                 if key not in seen:
                     seen.add(key)
                     merged.append(result)
-        self._remember_names(merged)
+        self._remember_links(merged)
         return merged
 
     # -- the steps ---------------------------------------------------------------------------

@@ -7,6 +7,7 @@ import math
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -22,6 +23,16 @@ BBox = tuple[float, float, float, float]
 """``(west, south, east, north)`` in degrees (GeoJSON order)."""
 
 SORT_KEYS = ("ingestiondate", "beginposition", "endposition", "title", "cloudcoverpercentage", "size")
+
+
+@dataclass(frozen=True)
+class LinkFacts:
+    """What a search result tells an import of its link: the product name of its item (when the link's file
+    name does not say it), the asset's checksum (a ``file:checksum`` multihash, hex), and the item's properties."""
+
+    name: str | None = None
+    checksum: str | None = None
+    properties: dict[str, str] = field(default_factory=dict)
 
 
 class SearchProviderError(Exception):

@@ -439,6 +439,7 @@ class StacProvider(SearchProvider):
             "polarisationmode": props.get("sar:polarizations"), "orbitdirection": props.get("sat:orbit_state"),
             "collection": item.get("collection"), "size": size, "sizeInBytes": size_bytes,
             "asset": data_key, "title": item_id,
+            "checksum": data.get("file:checksum") if isinstance(data, Mapping) else None,
         }
         return QueryResult(
             id=item_id, title=item_id, link=link, footprint=footprint, provider=self.code, preview=_href(preview),

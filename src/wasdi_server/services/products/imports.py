@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 import uuid
 from pathlib import Path
 from typing import Any, Protocol
@@ -31,6 +32,7 @@ from wasdi_sdk.units import human_size
 
 from ...errors import BadRequest, Conflict, Forbidden, NotFound, Unauthorized
 from ...messages import OK
+from ...providers.search.base import LinkFacts
 from .. import readers
 from ..identity import User
 from .records import ProductRecords, check_product_name, product_key
@@ -39,12 +41,15 @@ DONE = "DONE"
 IMPORT_SOURCES = "importSources"
 """The product record's digests of the URLs its bytes were imported from (the last ``MAX_IMPORT_SOURCES``)."""
 MAX_IMPORT_SOURCES = 16
+ITEM_PROPERTIES = "itemProperties"
+"""The product record's copy of the catalogue item's properties (a map of strings)."""
 
 
-class ItemNames(Protocol):
-    """What search knows of the links it handed out: the product name of the item behind one."""
+class SearchedLinks(Protocol):
+    """What search knows of the links it handed out (``LinkFacts``: the item's product name, checksum and
+    properties)."""
 
-    def name_for_link(self, link: str) -> str | None: ...
+    def facts_for_link(self, link: str) -> LinkFacts | None: ...
 
 
 def import_source(file_url: str) -> str:
@@ -52,6 +57,28 @@ def import_source(file_url: str) -> str:
     import hashlib
 
     return hashlib.sha256(file_url.strip().encode()).hexdigest()
+
+
+MULTIHASH_ALGORITHMS = {0x11: ("sha1", 20), 0x12: ("sha256", 32), 0x13: ("sha512", 64), 0xD5: ("md5", 16)}
+"""The multihash codes of ``file:checksum`` (STAC's file extension) this server checks."""
+
+
+def expected_digest(multihash: str | None) -> tuple[str, str] | None:
+    """``(hashlib name, hex digest)`` of a ``file:checksum`` multihash (hex), or ``None`` when absent or of an
+    algorithm this server does not know (then nothing is checked)."""
+    try:
+        raw = bytes.fromhex((multihash or "").strip())
+    except ValueError:
+        return None
+    code, rest = (raw[0], raw[1:]) if raw[:1] and raw[0] < 0x80 else (None, b"")
+    if raw[:2] == b"\xd5\x01":  # md5's code needs two bytes (varint)
+        code, rest = 0xD5, raw[2:]
+    if code not in MULTIHASH_ALGORITHMS or not rest:
+        return None
+    name, size = MULTIHASH_ALGORITHMS[code]
+    if rest[0] != size or len(rest) != size + 1:
+        return None
+    return name, rest[1:].hex()
 
 
 def same_content(first: Path, second: Path) -> bool:
@@ -78,8 +105,13 @@ STORAGE_CAPS: dict[str, int | None] = {
 class ProductImports(ProductRecords):
     """Queueing imports of remote and local files, under the quota and mission rules."""
 
-    item_names: ItemNames | None = None
-    """Set by the composition root: names for links a search found (none: names from the URL only)."""
+    searched_links: SearchedLinks | None = None
+    """Set by the composition root: what a search found at a link (none: names from the URL only)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._slots_lock = threading.Lock()
+        self._download_slots: dict[str, threading.BoundedSemaphore] = {}
 
     def check_storage(self, user: User) -> None:
         """The storage quota of gaps §17 (the contract's "active subscription"); 401 when exceeded."""
@@ -104,15 +136,15 @@ class ProductImports(ProductRecords):
         if not any(self.missions.can_access(user, m) for m in missions):
             raise Unauthorized(f"no access to the mission {platform!r}")
 
-    def import_file_name(self, file_url: str, name: str | None) -> str:
+    def import_file_name(self, file_url: str, name: str | None, facts: LinkFacts | None = None) -> str:
         """The file name an import is stored under (see the module rules)."""
         from urllib.parse import unquote, urlsplit
 
         last = unquote(urlsplit(file_url).path.rstrip("/").rsplit("/", 1)[-1])
         url_name = last if last and re.fullmatch(r"[^\x00-\x1f/\\]{1,255}", last) and ".." not in last else ""
         wanted = (name or "").strip()
-        if not wanted and self.item_names is not None:
-            wanted = self.item_names.name_for_link(file_url.strip()) or ""
+        if not wanted and facts is not None:
+            wanted = facts.name or ""
         if wanted:
             wanted = check_product_name(wanted)
             url_suffix = Path(url_name).suffix if url_name else ""
@@ -134,7 +166,8 @@ class ProductImports(ProductRecords):
             raise BadRequest(f"cannot import {scheme}: URLs (http, https and file are supported)")
         if scheme == "file":
             self.local_source(file_url)  # fail now (403/404) rather than in the operation
-        file_name = self.import_file_name(file_url, data.get("name"))
+        facts = self.searched_links.facts_for_link(file_url) if self.searched_links is not None else None
+        file_name = self.import_file_name(file_url, data.get("name"), facts)
         self.check_storage(user)
         platform = (data.get("platform") or "").strip() or readers.infer_platform(data.get("name") or file_name)
         self.check_mission(user, platform)
@@ -149,6 +182,8 @@ class ProductImports(ProductRecords):
             parent=data.get("parent") or None,
             parameter={"fileUrl": file_url, "fileName": file_name, "provider": provider or None,
                        "bbox": data.get("bbox") or None, "platform": platform or None,
+                       "checksum": facts.checksum if facts else None,
+                       "itemProperties": facts.properties if facts else None,
                        "volumeName": data.get("volumeName"), "volumePath": data.get("volumePath")})
         return str(record["processObjId"])
 
@@ -171,6 +206,20 @@ class ProductImports(ProductRecords):
         if not same_content(source, target):
             raise Conflict(f"the workspace already has a product named {target.name} with other content: import "
                            "this file under another name (give the import a name), or delete that product first")
+
+    def download_slot(self, provider: str) -> threading.BoundedSemaphore:
+        """The semaphore that keeps one provider's (or host's) downloads to ``import_downloads_per_provider``."""
+        with self._slots_lock:
+            slot = self._download_slots.get(provider)
+            if slot is None:
+                slot = threading.BoundedSemaphore(max(1, int(self.settings.import_downloads_per_provider)))
+                self._download_slots[provider] = slot
+            return slot
+
+    def record_item_properties(self, workspace_id: str, file_name: str, properties: dict[str, str] | None) -> None:
+        """Keep the catalogue item's properties with the product (its metadata shows them)."""
+        if properties:
+            self.products.update(product_key(workspace_id, file_name), {ITEM_PROPERTIES: dict(properties)})
 
     def record_import_source(self, workspace_id: str, file_name: str, file_url: str) -> None:
         """Remember (as a digest) a URL a product's bytes came from, so the same import again is ``DONE`` at once."""
