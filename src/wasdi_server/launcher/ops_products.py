@@ -32,6 +32,9 @@ from ..errors import DomainError
 from ..messages import OK
 from ..providers.mapserver import MapServerError
 from ..providers.outbound import OutboundPolicy, OutboundRefused, open_stream, redact
+from ..providers.search import SearchProviders
+from ..providers.search.base import DownloadAuth
+from ..providers.search.credentials import CredentialsError
 from ..services import readers
 from ..services.paths import temporary_name
 from ..services.products import CHUNK, copy_item
@@ -147,10 +150,13 @@ def download(ctx: OperationContext) -> bool:
             slot = products.download_slot(str(ctx.parameter.get("provider") or "").upper() or _host(url))
             while not slot.acquire(timeout=0.5):
                 ctx.check_stopped()
+            auth = _download_auth(services.search.providers, url, str(ctx.parameter.get("searchProvider") or
+                                                                       ctx.parameter.get("provider") or ""))
             try:
                 size = _fetch_http(ctx, url, partial, services.settings.import_timeout_seconds,
                                    checksum=expected_digest(ctx.parameter.get("checksum")),
-                                   resumes=max(0, int(services.settings.import_resume_attempts)))
+                                   resumes=max(0, int(services.settings.import_resume_attempts)),
+                                   auth=auth)
             finally:
                 slot.release()
             products.place_import(partial, target)
@@ -169,6 +175,15 @@ def download(ctx: OperationContext) -> bool:
     return True
 
 
+def _download_auth(providers: SearchProviders, url: str, code: str) -> DownloadAuth | None:
+    """The credentials of the provider that found the link, else of the one whose download hosts serve it."""
+    found_by = providers.get(code) if code else None
+    if found_by is not None and found_by.download_auth is not None:
+        return found_by.download_auth
+    return next((p.download_auth for p in providers.providers
+                 if p.download_auth is not None and p.download_auth.serves(url)), None)
+
+
 def _host(url: str) -> str:
     from urllib.parse import urlsplit
 
@@ -176,8 +191,10 @@ def _host(url: str) -> str:
 
 
 def _fetch_http(ctx: OperationContext, url: str, partial: Path, timeout: float, *,
-                checksum: tuple[str, str] | None = None, resumes: int = 0) -> int:
-    """Download ``url`` into ``partial``, continuing a dropped transfer with a range; the bytes received."""
+                checksum: tuple[str, str] | None = None, resumes: int = 0, auth: DownloadAuth | None = None) -> int:
+    """Download ``url`` into ``partial``, continuing a dropped transfer with a range; the bytes received.
+
+    ``auth`` signs the URL or gives the headers the provider's hosts need (never logged)."""
     import httpx
 
     policy = OutboundPolicy.from_hosts(ctx.services.settings.import_allowed_hosts)
@@ -188,10 +205,12 @@ def _fetch_http(ctx: OperationContext, url: str, partial: Path, timeout: float, 
     with httpx.Client(timeout=httpx.Timeout(timeout), headers=headers) as client, open(partial, "wb") as handle:
         while True:
             try:
-                _read_answer(ctx, client, url, policy, handle, transfer, shown)
+                _read_answer(ctx, client, url, policy, handle, transfer, shown, auth)
                 break
             except OutboundRefused as e:
                 raise OperationFailed(str(e)) from e
+            except CredentialsError as e:
+                raise OperationFailed(f"cannot fetch {shown}: {e}") from e
             except httpx.TransportError as e:
                 if transfer.resumes >= resumes or not transfer.ranges:
                     raise OperationFailed(f"cannot fetch {shown}: {_detail(e)}") from e
@@ -221,13 +240,15 @@ class _Transfer:
 
 
 def _read_answer(ctx: OperationContext, client: Any, url: str, policy: OutboundPolicy, handle: Any,
-                 transfer: _Transfer, shown: str) -> None:
+                 transfer: _Transfer, shown: str, auth: DownloadAuth | None) -> None:
     headers = {}
     if transfer.done:
         headers["Range"] = f"bytes={transfer.done}-"
         if transfer.validator:
             headers["If-Range"] = transfer.validator
-    with open_stream(client, url, policy, headers=headers) as response:
+    target = auth.signed_url(url) if auth is not None else url  # signed anew on each attempt: tokens expire
+    hop_headers = auth.headers_for if auth is not None else None
+    with open_stream(client, target, policy, headers=headers, hop_headers=hop_headers) as response:
         if response.status_code == 206 and transfer.done:
             first = response.headers.get("content-range", "").removeprefix("bytes ").split("-", 1)[0]
             if first != str(transfer.done):

@@ -109,7 +109,7 @@ class SearchService:
                 continue
             properties = {k: v for k, v in (result.properties or {}).items() if isinstance(v, str) and v}
             facts = LinkFacts(name=item_product_name(result.link, result.title), checksum=properties.get("checksum"),
-                              properties=properties)
+                              properties=properties, provider=result.provider)
             self._links.put(result.link, facts, weight=sum(len(k) + len(v) for k, v in properties.items()) + 64)
 
     # -- the endpoints -----------------------------------------------------------------------
@@ -153,14 +153,15 @@ class SearchService:
         merged: list[QueryResultViewModel] = []
         seen: set[tuple[str | None, str | None, str | None]] = set()
         for query in queries:
-            for result in self._all_pages(query, providers):
+            found = self._all_pages(query, providers)
+            self._remember_links(found)  # before the provider is set to the requested string
+            for result in found:
                 result.platform = query.platform_name
                 result.provider = requested
                 key = (result.provider, result.link, result.title)
                 if key not in seen:
                     seen.add(key)
                     merged.append(result)
-        self._remember_links(merged)
         return merged
 
     # -- the steps ---------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from wasdi_sdk.models import DataProviderViewModel, QueryResultViewModel
 
@@ -33,6 +33,22 @@ class LinkFacts:
     name: str | None = None
     checksum: str | None = None
     properties: dict[str, str] = field(default_factory=dict)
+    provider: str | None = None
+    """The code of the provider that found it (whose credentials a download of it uses)."""
+
+
+class DownloadAuth(Protocol):
+    """How a provider's downloads authenticate: a signed URL (Planetary Computer) or headers for its own hosts
+    (a bearer token for Copernicus Data Space).  Neither is ever logged."""
+
+    def serves(self, url: str) -> bool:
+        """Whether ``url`` is on one of the provider's own hosts (its credentials are for those only)."""
+
+    def signed_url(self, url: str) -> str:
+        """The URL to fetch for ``url`` (``url`` itself where nothing is to be signed)."""
+
+    def headers_for(self, url: str) -> dict[str, str]:
+        """Headers for a request to ``url`` (only for the provider's own hosts: none for any other)."""
 
 
 class SearchProviderError(Exception):
@@ -54,6 +70,8 @@ class SearchProvider(ABC):
     link: str = ""
     platforms: frozenset[str] | None = None
     page_size: int | None = None
+    download_auth: DownloadAuth | None = None
+    """How downloads of this provider's links authenticate (``None``: they need nothing)."""
 
     def supports(self, platform: str | None) -> bool:
         if self.platforms is None:

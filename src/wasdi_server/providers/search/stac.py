@@ -470,10 +470,18 @@ def _cql2(prop: str, op: str, value: Any) -> dict[str, Any]:
 
 
 def _href(asset: Mapping[str, Any] | None) -> str | None:
+    """The asset's link: its ``href``, or where that is not http(s) (``s3://`` of Copernicus Data Space), the
+    http(s) link among its ``alternate`` ones (the Alternate Assets extension)."""
     if not isinstance(asset, Mapping):
         return None
-    href = asset.get("href")
-    return str(href) if href else None
+    href = str(asset.get("href") or "")
+    if href and not href.lower().startswith(("http://", "https://")):
+        alternates = asset.get("alternate")
+        for alternate in alternates.values() if isinstance(alternates, Mapping) else ():
+            other = str(alternate.get("href") or "") if isinstance(alternate, Mapping) else ""
+            if other.lower().startswith(("http://", "https://")):
+                return other
+    return href or None
 
 
 def _self_link(item: Mapping[str, Any]) -> str | None:

@@ -183,6 +183,7 @@ class ProductImports(ProductRecords):
             parameter={"fileUrl": file_url, "fileName": file_name, "provider": provider or None,
                        "bbox": data.get("bbox") or None, "platform": platform or None,
                        "checksum": facts.checksum if facts else None,
+                       "searchProvider": facts.provider if facts else None,
                        "itemProperties": facts.properties if facts else None,
                        "volumeName": data.get("volumeName"), "volumePath": data.get("volumePath")})
         return str(record["processObjId"])
