@@ -266,7 +266,9 @@ def _read_answer(ctx: OperationContext, client: Any, url: str, policy: OutboundP
             transfer.progress = Progress(ctx, transfer.total)
         else:
             raise OperationFailed(f"the server of {shown} answered {response.status_code}")
-        for chunk in response.iter_bytes():  # as it arrives: a dropped connection keeps every byte received
+        encoded = response.headers.get("content-encoding", "identity").strip().lower() not in ("", "identity")
+        # as it arrives (a dropped connection keeps every byte received); raw where nothing is to be decoded
+        for chunk in response.iter_bytes() if encoded else response.iter_raw():
             handle.write(chunk)
             transfer.done += len(chunk)
             if transfer.progress is not None:

@@ -38,11 +38,13 @@ when the asset has ``file:size``.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import fnmatch
 import json
 import logging
 import re
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -161,6 +163,8 @@ class StacProvider(SearchProvider):
         self.filter_mode = filter_mode
         self.name_filter = name_filter
         self._conformance: frozenset[str] | None = None
+        self._client_lock = threading.Lock()
+        self._http: httpx.Client | None = None
         self.sortable = sortable
         self.paging = paging
         self.max_pages = max(1, max_pages)
@@ -320,9 +324,19 @@ class StacProvider(SearchProvider):
             self._conformance = classes
         return self._conformance
 
-    def _client(self) -> httpx.Client:
-        return httpx.Client(timeout=self.timeout, headers=self.headers, transport=self.transport,
-                            follow_redirects=True)
+    def _client(self) -> contextlib.nullcontext[httpx.Client]:
+        """The provider's one HTTP client (kept: a new one per search costs its TLS set-up and a connection)."""
+        with self._client_lock:
+            if self._http is None:
+                self._http = httpx.Client(timeout=self.timeout, headers=self.headers, transport=self.transport,
+                                          follow_redirects=True)
+            return contextlib.nullcontext(self._http)
+
+    def close(self) -> None:
+        with self._client_lock:
+            if self._http is not None:
+                self._http.close()
+                self._http = None
 
     def _request(self, client: httpx.Client, method: str, url: str, body: dict[str, Any] | None) -> dict[str, Any]:
         try:
