@@ -121,6 +121,8 @@ class AssetServer:
     cut_after: dict[str, int] = field(default_factory=dict)
     requests: list[tuple[str, str | None]] = field(default_factory=list)
     """(path, Range header) of every GET."""
+    api_keys: list[str | None] = field(default_factory=list)
+    """The ``X-Api-Key`` header of every GET (EODAG's header authentication, in its tests)."""
     seconds_per_request: float = 0.0
     """How long each GET waits before it answers (a slow provider)."""
     busy: int = 0
@@ -161,6 +163,7 @@ def asset_server() -> Iterator[AssetServer]:
             wanted = self.headers.get("Range")
             if not head:
                 state.requests.append((path, wanted))
+                state.api_keys.append(self.headers.get("X-Api-Key"))
             on_disk = state.files.get(path)
             size = on_disk.stat().st_size if on_disk is not None else 0
             body = asset_bytes(path) if on_disk is None else b""

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests import environment
 from tests.conftest import Person, Server
 from tests.server.geodata import folder, new_workspace, wait_process
 from tests.server.test_search import footprint_clause
@@ -205,3 +206,68 @@ def test_downloads_of_one_provider_wait_for_a_slot(tmp_path: Path, real_stac: Re
     finally:
         real_stac.assets.seconds_per_request = 0.0
         server.close()
+
+
+# -- EODAG, pointed at the same real STAC API -----------------------------------------------------------------------
+def eodag_entry(stac: RealStac, **options: Any) -> dict[str, Any]:
+    return {"code": "EODAG", "type": "eodag", "provider": "local_pgstac", "url": stac.url,
+            "stac_collections": {"S2_MSI_L2A": "sentinel-2-l2a", "S1_SAR_GRD": "sentinel-1-grd"}, **options}
+
+
+@pytest.fixture
+def eodag_server(tmp_path: Path, real_stac: RealStac) -> Iterator[Server]:
+    if not environment.on_ci():  # CI installs the test extra, which carries EODAG: there a missing one fails
+        pytest.importorskip("eodag", reason="the eodag extra is not installed")
+    s = Server(tmp_path / "data", search_providers=[eodag_entry(
+                   real_stac, auth_hosts=["127.0.0.1"], credentials={"apikey": "eodag-key-1"},
+                   auth_plugin={"type": "HTTPHeaderAuth", "headers": {"X-Api-Key": "{apikey}"},
+                                "matching_url": "http://127.0.0.1"})],
+               search_catalogues={"Sentinel-2": ["EODAG"], "Sentinel-1": ["EODAG"]},
+               import_allowed_hosts=["127.0.0.1"])
+    yield s
+    s.close()
+
+
+def test_eodag_searches_and_counts_what_the_catalogue_holds(eodag_server: Server, real_stac: RealStac) -> None:
+    alice = eodag_server.add_user("alice@example.org")
+    text = query("Sentinel-2 ", "2024-01-05", "2024-01-25", bbox=(7.0, 45.2, 7.5, 45.8))
+    expected = held(real_stac.s2_items, "2024-01-05", "2024-01-25", bbox=(7.0, 45.2, 7.5, 45.8))
+    assert expected
+    found = eodag_server.post("/search/querylist", alice, json=[text]).json
+    assert sorted(r["title"] for r in found) == expected
+    assert all(r["link"].endswith("/TCI.tif") for r in found)
+    everything = query("Sentinel-2 ", "2024-01-01", "2024-12-31")
+    assert eodag_server.get("/search/query/count", alice, query=everything).json == 240  # past EODAG's pages
+    named = query("Sentinel-2 ", "2024-01-01", "2024-12-31", name="S2B_32TMR")
+    assert eodag_server.get("/search/query/count", alice, query=named).json == len(
+        held(real_stac.s2_items, "2024-01-01", "2024-12-31", prefix="S2B_32TMR"))
+    page = eodag_server.get("/search/query", alice, query=everything, offset="130", limit="25").json
+    assert len(page) == 25 and not {r["title"] for r in page} & {
+        r["title"] for r in eodag_server.get("/search/query", alice, query=everything, limit="25").json}
+
+
+def test_eodag_downloads_with_its_credentials_through_the_guard(eodag_server: Server, real_stac: RealStac) -> None:
+    alice = eodag_server.add_user("alice@example.org")
+    ws = new_workspace(eodag_server, alice, "eodag")
+    item = real_stac.s2_items[33]
+    day = item["properties"]["datetime"][:10]
+    [found] = eodag_server.post("/search/querylist", alice,
+                                json=[query("Sentinel-2 ", day, day, name=item["id"])]).json
+    before = len(real_stac.assets.requests)
+    process = import_link(eodag_server, alice, ws, found)
+    assert process["status"] == "DONE", process
+    assert process["productName"] == item["id"] + ".tif"
+    assert (folder(eodag_server, ws) / process["productName"]).read_bytes() == asset_bytes(asset_path(found["link"]))
+    assert real_stac.assets.requests[before:] == [(asset_path(found["link"]), None)]
+    assert real_stac.assets.api_keys[-1] == "eodag-key-1"  # EODAG's authentication, on our own download
+
+
+def test_eodag_configuration_mistakes(tmp_path: Path, real_stac: RealStac) -> None:
+    if not environment.on_ci():  # CI installs the test extra, which carries EODAG: there a missing one fails
+        pytest.importorskip("eodag", reason="the eodag extra is not installed")
+    from wasdi_server.providers.search import build_provider
+
+    with pytest.raises(ValueError, match="EODAG knows no provider 'no_such_provider'"):
+        build_provider({"code": "E", "type": "eodag", "provider": "no_such_provider"}, tmp_path)
+    with pytest.raises(ValueError, match="auth_hosts must name the hosts"):
+        build_provider(eodag_entry(real_stac, credentials={"apikey": "k"}), tmp_path)

@@ -2,7 +2,8 @@
 
 ``services.search`` holds a ``SearchProviders`` built from the settings (``docs/search.md``):
 
-- ``search_providers``: a list of tables, each ``code`` (unique), ``type`` (``local`` or ``stac``; a
+- ``search_providers``: a list of tables, each ``code`` (unique), ``type`` (``local``, ``stac`` or ``eodag``,
+  ``eodag_provider.py``; a
   ``preset`` of ``presets.py`` — ``earth-search``, ``planetary-computer``, ``copernicus-dataspace`` — fills a
   ``stac`` provider's options, so two lines make one),
   optional ``description``, ``link``, ``platforms`` (what AUTO may ask it for; default: any for
@@ -50,6 +51,8 @@ AUTO = "AUTO"
 LOCAL = "LOCAL"
 DEFAULT_PAGE_SIZE = 100
 COMMON_OPTIONS = frozenset({"code", "type", "description", "link", "platforms", "page_size", "enabled"})
+EODAG_OPTIONS = frozenset({"provider", "url", "collections", "product_types", "stac_collections", "credentials",
+                           "asset_keys", "preview_keys", "auth_hosts", "auth_plugin", "max_count"})
 AUTH_OPTIONS = frozenset({"auth", "token_url", "client_id", "username", "password", "password_env", "sign_url",
                           "auth_hosts"})
 LOCAL_OPTIONS = frozenset({"folder", "path", "index", "default_platform", "max_files"})
@@ -174,10 +177,11 @@ def build_provider(entry: Any, data_dir: Path) -> SearchProvider:
     kind = str(entry.get("type") or "").strip().lower()
     if not code:
         raise ValueError("a search provider has no code")
-    allowed = COMMON_OPTIONS | (LOCAL_OPTIONS if kind == "local" else STAC_OPTIONS | AUTH_OPTIONS
-                                if kind == "stac" else set())
-    if kind not in ("local", "stac"):
-        raise ValueError(f"search provider {code}: type must be local or stac, not {kind!r}")
+    kinds: dict[str, frozenset[str]] = {"local": LOCAL_OPTIONS, "stac": STAC_OPTIONS | AUTH_OPTIONS,
+                                        "eodag": EODAG_OPTIONS}
+    if kind not in kinds:
+        raise ValueError(f"search provider {code}: type must be local, stac or eodag, not {kind!r}")
+    allowed = COMMON_OPTIONS | kinds[kind]
     unknown = sorted(set(entry) - allowed)
     if unknown:
         raise ValueError(f"search provider {code}: unknown options {', '.join(unknown)}")
@@ -195,6 +199,10 @@ def build_provider(entry: Any, data_dir: Path) -> SearchProvider:
             index = options.pop("index", None)
             return LocalCatalogue(code, folder=_resolve(data_dir, folder) if folder else None,
                                   index=_resolve(data_dir, index) if index else None, **common, **options)
+        if kind == "eodag":
+            from .eodag_provider import EodagProvider  # EODAG is an optional extra, and slow to import
+
+            return EodagProvider(code, str(options.pop("provider", "") or ""), **common, **options)
         auth = download_auth(code, {k: options.pop(k) for k in AUTH_OPTIONS if k in options},
                              float(options.get("read_timeout") or options.get("timeout") or 20.0))
         provider = StacProvider(code, str(options.pop("url", "") or ""), **common, **options)

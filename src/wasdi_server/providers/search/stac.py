@@ -419,59 +419,68 @@ class StacProvider(SearchProvider):
 
     # -- the answer --------------------------------------------------------------------------
     def result(self, item: Mapping[str, Any]) -> QueryResult:
-        props = item.get("properties") if isinstance(item.get("properties"), Mapping) else {}
-        assert isinstance(props, Mapping)
-        assets = item.get("assets") if isinstance(item.get("assets"), Mapping) else {}
-        assert isinstance(assets, Mapping)
-        item_id = str(item.get("id") or "")
-        geometry = item.get("geometry")
-        footprint = wkt_of_geojson(geometry) if isinstance(geometry, Mapping) else None
-        if footprint is None and isinstance(item.get("bbox"), list) and len(item["bbox"]) >= 4:
-            box = item["bbox"]
-            try:
-                footprint = wkt_of_bbox((float(box[0]), float(box[1]), float(box[-2]), float(box[-1])))
-            except (TypeError, ValueError):
-                footprint = None
-        data_key, data = self._asset(assets, self.asset_keys, "data")
-        _, preview = self._asset(assets, self.preview_keys, "thumbnail")
-        link = _href(data) or _self_link(item)
-        begin = _when(props.get("start_datetime") or props.get("datetime"))
-        end = _when(props.get("end_datetime") or props.get("datetime"))
-        size_bytes = data.get("file:size") if isinstance(data, Mapping) else None
-        size = search_size(size_bytes) if isinstance(size_bytes, int | float) else None
-        raw_platform = props.get("platform")
-        platform = platform_of_item(str(raw_platform)) if raw_platform else None
-        instruments = props.get("instruments")
-        instrument = " ".join(str(i) for i in instruments) if isinstance(instruments, list) else None
-        mode = props.get("sar:instrument_mode")
-        product_type = props.get("s2:product_type") or props.get("sar:product_type") or props.get("product:type")
-        values = {
-            "date": begin, "beginposition": begin, "endposition": end, "platform": raw_platform,
-            "platformname": platform, "instrument": instrument, "producttype": product_type,
-            "cloudcoverpercentage": props.get("eo:cloud_cover"), "relativeorbitnumber": props.get("sat:relative_orbit"),
-            "absoluteorbit": props.get("sat:absolute_orbit"), "sensoroperationalmode": mode,
-            "polarisationmode": props.get("sar:polarizations"), "orbitdirection": props.get("sat:orbit_state"),
-            "collection": item.get("collection"), "size": size, "sizeInBytes": size_bytes,
-            "asset": data_key, "title": item_id,
-            "checksum": data.get("file:checksum") if isinstance(data, Mapping) else None,
-        }
-        return QueryResult(
-            id=item_id, title=item_id, link=link, footprint=footprint, provider=self.code, preview=_href(preview),
-            summary=summary_text(begin, instrument, str(mode) if mode else None, platform, size),
-            properties=string_properties(values), platform=platform,
-        )
+        return item_result(item, code=self.code, asset_keys=self.asset_keys, preview_keys=self.preview_keys)
 
     @staticmethod
     def _asset(assets: Mapping[str, Any], keys: Sequence[str],
-               role: str) -> tuple[str | None, Mapping[str, Any] | None]:
+               roles: Sequence[str]) -> tuple[str | None, Mapping[str, Any] | None]:
+        """The first asset named in ``keys``, else the first with each of ``roles`` in turn."""
         for key in keys:
             asset = assets.get(key)
             if isinstance(asset, Mapping) and asset.get("href"):
                 return key, asset
-        for key, asset in assets.items():
-            if isinstance(asset, Mapping) and asset.get("href") and role in (asset.get("roles") or ()):
-                return str(key), asset
+        for role in roles:
+            for key, asset in assets.items():
+                if isinstance(asset, Mapping) and asset.get("href") and role in (asset.get("roles") or ()):
+                    return str(key), asset
         return None, None
+
+
+def item_result(item: Mapping[str, Any], *, code: str, asset_keys: Sequence[str],
+                preview_keys: Sequence[str]) -> QueryResult:
+    """A STAC item (a GeoJSON Feature, as a STAC API or EODAG gives it) as the contract's search result."""
+    props = item.get("properties") if isinstance(item.get("properties"), Mapping) else {}
+    assert isinstance(props, Mapping)
+    assets = item.get("assets") if isinstance(item.get("assets"), Mapping) else {}
+    assert isinstance(assets, Mapping)
+    item_id = str(item.get("id") or "")
+    geometry = item.get("geometry")
+    footprint = wkt_of_geojson(geometry) if isinstance(geometry, Mapping) else None
+    if footprint is None and isinstance(item.get("bbox"), list) and len(item["bbox"]) >= 4:
+        box = item["bbox"]
+        try:
+            footprint = wkt_of_bbox((float(box[0]), float(box[1]), float(box[-2]), float(box[-1])))
+        except (TypeError, ValueError):
+            footprint = None
+    # EODAG names assets after their files (TCI, not visual): the roles find them
+    data_key, data = StacProvider._asset(assets, asset_keys, ("data", "visual"))
+    _, preview = StacProvider._asset(assets, preview_keys, ("thumbnail", "overview"))
+    link = _href(data) or _self_link(item)
+    begin = _when(props.get("start_datetime") or props.get("datetime"))
+    end = _when(props.get("end_datetime") or props.get("datetime"))
+    size_bytes = data.get("file:size") if isinstance(data, Mapping) else None
+    size = search_size(size_bytes) if isinstance(size_bytes, int | float) else None
+    raw_platform = props.get("platform")
+    platform = platform_of_item(str(raw_platform)) if raw_platform else None
+    instruments = props.get("instruments")
+    instrument = " ".join(str(i) for i in instruments) if isinstance(instruments, list) else None
+    mode = props.get("sar:instrument_mode")
+    product_type = props.get("s2:product_type") or props.get("sar:product_type") or props.get("product:type")
+    values = {
+        "date": begin, "beginposition": begin, "endposition": end, "platform": raw_platform,
+        "platformname": platform, "instrument": instrument, "producttype": product_type,
+        "cloudcoverpercentage": props.get("eo:cloud_cover"), "relativeorbitnumber": props.get("sat:relative_orbit"),
+        "absoluteorbit": props.get("sat:absolute_orbit"), "sensoroperationalmode": mode,
+        "polarisationmode": props.get("sar:polarizations"), "orbitdirection": props.get("sat:orbit_state"),
+        "collection": item.get("collection"), "size": size, "sizeInBytes": size_bytes,
+        "asset": data_key, "title": item_id,
+        "checksum": data.get("file:checksum") if isinstance(data, Mapping) else None,
+    }
+    return QueryResult(
+        id=item_id, title=item_id, link=link, footprint=footprint, provider=code, preview=_href(preview),
+        summary=summary_text(begin, instrument, str(mode) if mode else None, platform, size),
+        properties=string_properties(values), platform=platform,
+    )
 
 
 def _cql2(prop: str, op: str, value: Any) -> dict[str, Any]:
@@ -522,4 +531,4 @@ def _matched(page: Mapping[str, Any]) -> int | None:
     return None
 
 
-__all__ = ["DEFAULT_COLLECTIONS", "DEFAULT_PRODUCT_TYPES", "StacProvider", "platform_of_item"]
+__all__ = ["DEFAULT_COLLECTIONS", "DEFAULT_PRODUCT_TYPES", "StacProvider", "item_result", "platform_of_item"]
