@@ -369,6 +369,7 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
         identity=identity,
     )
     services.search = SearchService(missions, SearchProviders.from_settings(settings))
+    products.searched_links = services.search
     services.maps = MapService(c("layers"), workspaces, styles, map_server)
     services.apps = AppService(app_records, settings, workspaces, processes, products)
     index = PackageIndex(settings.package_index_url, timeout=settings.package_index_timeout_seconds,

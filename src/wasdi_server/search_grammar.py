@@ -24,8 +24,9 @@ How it is read:
 - ``OR``: only the first alternative is read; the operand after each ``OR`` (a group or a term) is
   skipped.  So the web client's multi-mission query searches its first mission.
 - ``NOT`` is not supported (it would invert a filter we cannot express): BadRequest.
-- Leading free text (the first token, when it is a plain word) is ``productName``; ``*`` means
-  "any name".  Other plain words are ignored.  ``offset=<n>`` / ``limit=<n>`` words are the legacy
+- The first free word outside parentheses is ``productName`` (leading, or glued after the footprint
+  group as the official library sends it); ``*`` means "any name".  Other plain words are ignored.
+  ``offset=<n>`` / ``limit=<n>`` words are the legacy
   paging fields (defaults -1 and 10; the REST parameters drive paging).
 - ``platformname``: a recognised platform (any case; the short names S1, S2, S3, S5P, S6, L8, ENVI
   too) gives its canonical spelling; otherwise the text as given.  Without one, the platform is
@@ -307,9 +308,6 @@ class _Parser:
         return token
 
     def run(self) -> _Collected:
-        lead = self.tokens[0] if self.tokens else None
-        if lead is not None and lead.kind == WORD and ":" not in lead.text and not _PAGING.match(lead.text):
-            self.out.first_word = lead.text
         self.sequence(depth=0)
         if self.peek() is not None:
             raise BadRequest("')' without '(' in the query")
@@ -371,7 +369,11 @@ class _Parser:
             self.out.paging.setdefault(paging.group(1).lower(), int(paging.group(2)))
             return
         if ":" not in word or word.startswith(":"):
-            return  # free text (only the leading word is the product name)
+            # The product name is the first free word outside parentheses: the official library glues it
+            # after the footprint group (``( footprint:"…") AND S2A_*( platformname:…``); later ones are ignored.
+            if depth == 0 and self.out.first_word is None:
+                self.out.first_word = word
+            return
         key, value = word.split(":", 1)
         kind = WORD
         if not value:

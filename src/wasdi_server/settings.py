@@ -188,6 +188,10 @@ class Settings:
     separated."""
     import_timeout_seconds: float = 60.0
     """Connect/read timeout of http(s) imports (DOWNLOAD operations)."""
+    import_downloads_per_provider: int = 4
+    """Imports from one data provider (or one host, without a provider) that may download at once; more wait."""
+    import_resume_attempts: int = 5
+    """Times an http(s) import continues (HTTP ranges) after a dropped connection before it fails."""
     map_server: str = "local"
     """Where bands are published: ``local`` (this server's WMS at ``/wms``, docs/maps.md)."""
     layer_max_pixels: int = 2048

@@ -10,6 +10,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from tests.conftest import Person, Server
 from tests.server.geodata import (
@@ -24,6 +25,10 @@ from tests.server.geodata import (
     share,
     wait_process,
 )
+from tests.server.test_search import S2_JANUARY
+
+from wasdi_server.providers.search import SearchProviders, StacProvider
+from wasdi_server.services.search import item_product_name
 
 
 @pytest.fixture
@@ -434,3 +439,63 @@ def test_an_import_without_the_geo_extra_says_so(server: Server, alice: Person, 
     assert wait_process(server, pid)["status"] == "DONE"
     lines = [row["logRow"] for row in server.get("/processors/logs/list", alice, processworkspace=pid).json]
     assert any("without the geo extra" in line and "scene.tif" in line for line in lines), lines
+
+
+# -- issue 30: an import never overwrites, nor silently keeps, a different file of the same name ----------------
+def test_a_second_scene_with_the_same_file_name_is_never_silently_kept(server: Server, alice: Person, ws: str,
+                                                                      tif: Path, web) -> None:
+    base, root = web
+    for scene, content in (("S2A_32TMR_20230105_0_L2A", tif.read_bytes()), ("S2B_32TMR_20230110_0_L2A", b"other")):
+        (root / scene).mkdir()
+        (root / scene / "TCI.tif").write_bytes(content)
+    first = server.post("/filebuffer/download", alice, json=import_body(ws, f"{base}/S2A_32TMR_20230105_0_L2A/TCI.tif"))
+    assert wait_process(server, first.json["stringValue"])["status"] == "DONE"
+    assert (folder(server, ws) / "TCI.tif").read_bytes() == tif.read_bytes()
+    # the other scene's TCI.tif: fetched, found different, refused in a sentence; the first is untouched
+    second = server.post("/filebuffer/download", alice,
+                         json=import_body(ws, f"{base}/S2B_32TMR_20230110_0_L2A/TCI.tif"))
+    assert second.json["boolValue"] is True and second.json["stringValue"] != "DONE"
+    process = wait_process(server, second.json["stringValue"])
+    assert process["status"] == "ERROR"
+    logs = server.get("/processors/logs/list", alice, processworkspace=second.json["stringValue"]).json
+    assert any("already has a product named TCI.tif with other content" in line["logRow"] for line in logs), logs
+    assert (folder(server, ws) / "TCI.tif").read_bytes() == tif.read_bytes()
+    assert sorted(p.name for p in folder(server, ws).iterdir()) == ["TCI.tif"]  # no partial file left
+    # the same bytes from another URL: DONE, nothing replaced
+    (root / "copy").mkdir()
+    (root / "copy" / "TCI.tif").write_bytes(tif.read_bytes())
+    third = server.post("/filebuffer/download", alice, json=import_body(ws, f"{base}/copy/TCI.tif"))
+    assert wait_process(server, third.json["stringValue"])["status"] == "DONE"
+    # and the first URL again: DONE at once, as the contract says of a file already there
+    again = server.post("/filebuffer/download", alice, json=import_body(ws, f"{base}/S2A_32TMR_20230105_0_L2A/TCI.tif"))
+    assert again.json["stringValue"] == "DONE"
+
+
+def test_a_link_a_search_found_is_named_after_its_item(server: Server, alice: Person, ws: str, tif: Path,
+                                                       web) -> None:
+    base, root = web
+    (root / "S2A_32TMR_20230105_0_L2A").mkdir()
+    (root / "S2A_32TMR_20230105_0_L2A" / "TCI.tif").write_bytes(tif.read_bytes())
+    link = f"{base}/S2A_32TMR_20230105_0_L2A/TCI.tif"
+    item = {"type": "Feature", "id": "S2A_32TMR_20230105_0_L2A", "collection": "sentinel-2-l2a",
+            "geometry": None, "properties": {"datetime": "2023-01-05T10:24:27Z", "platform": "sentinel-2a"},
+            "assets": {"visual": {"href": link, "roles": ["visual"]}}, "links": []}
+
+    def api(request: httpx.Request) -> httpx.Response:
+        if request.method == "GET":
+            return httpx.Response(200, json={"conformsTo": []})
+        return httpx.Response(200, json={"type": "FeatureCollection", "features": [item], "links": []})
+
+    stac = StacProvider("EARTH", "https://stac.example.test/v1", transport=httpx.MockTransport(api))
+    server.services.search.providers = SearchProviders([stac])
+    [found] = server.get("/search/query", alice, query=S2_JANUARY, providers="EARTH").json
+    assert found["link"] == link
+    r = server.post("/filebuffer/download", alice, json=import_body(ws, link))
+    process = wait_process(server, r.json["stringValue"])
+    assert process["status"] == "DONE" and process["productName"] == "S2A_32TMR_20230105_0_L2A.tif"
+    assert (folder(server, ws) / "S2A_32TMR_20230105_0_L2A.tif").read_bytes() == tif.read_bytes()
+    # a link whose file name already names the item keeps it; the official library's name still wins
+    assert item_product_name(f"{base}/S2A_X.tif", "S2A_X") is None
+    assert item_product_name(link, "S2A_32TMR_20230105_0_L2A") == "S2A_32TMR_20230105_0_L2A.tif"
+    r = server.post("/filebuffer/download", alice, json=import_body(ws, link, name="mine"))
+    assert wait_process(server, r.json["stringValue"])["productName"] == "mine.tif"

@@ -111,9 +111,17 @@ def body_of(request: httpx.Request) -> dict[str, Any]:
     return json.loads(request.content or b"{}")
 
 
+CORE_CONFORMANCE = ["https://api.stacspec.org/v1.0.0/core", "https://api.stacspec.org/v1.0.0/item-search"]
+FILTER_CONFORMANCE = [*CORE_CONFORMANCE, "https://api.stacspec.org/v1.0.0-rc.2/item-search#filter",
+                      "http://www.opengis.net/spec/cql2/1.0/conf/basic-cql2",
+                      "http://www.opengis.net/spec/cql2/1.0/conf/cql2-json"]
+
+
 @pytest.fixture
 def stac() -> Iterator[respx.MockRouter]:
+    """A mocked API whose landing page lists no Filter extension (tests of the name filter add their own)."""
     with respx.mock(assert_all_called=False) as router:
+        router.get(f"{URL}/").mock(return_value=httpx.Response(200, json={"conformsTo": CORE_CONFORMANCE}))
         yield router
 
 
@@ -193,7 +201,8 @@ def test_unmapped_product_type_serial_and_name_filters(stac: respx.MockRouter) -
                         "filename:S1A_* ) AND ( beginPosition:[2023-01-01T00:00:00Z TO NOW] )")
     assert provider.search(query, 0, 5, "ingestiondate", "asc") == []
     sent = body_of(route.calls.last.request)
-    assert sent["collections"] == ["sentinel-1-grd"] and sent["ids"] == ["S1A_IW_SLC__1SDV_20230105"]
+    # no Filter extension: the name is matched here, over whole pages, never sent as an exact id
+    assert sent["collections"] == ["sentinel-1-grd"] and "ids" not in sent and sent["limit"] == 1000
     assert sent["query"] == {"sar:product_type": {"eq": "SLC"}, "platform": {"eq": "sentinel-1a"}}
     assert sent["datetime"].startswith("2023-01-01T00:00:00.000Z/") and not sent["datetime"].endswith("..")
     assert "sortby" not in sent and "bbox" not in sent
@@ -255,8 +264,12 @@ def test_count_by_paging_when_the_api_does_not_say(stac: respx.MockRouter) -> No
     bodies = three_pages_api(stac, matched=False)
     provider = StacProvider("EARTH", URL, count_limit=2)
     assert provider.count(parse_query(S2_QUERY)) == 3
-    assert [b.get("next") for b in bodies] == [None, "2"]
+    # the one-item probe did not say; then the largest pages, one request each
+    assert [(b["limit"], b.get("next")) for b in bodies] == [(2, None), (1000, None)]
     assert StacProvider("EARTH", URL, count_limit=2, max_count=2).count(parse_query(S2_QUERY)) == 2
+    bodies.clear()
+    assert StacProvider("EARTH", URL, count_limit=2, page_size=2).count(parse_query(S2_QUERY)) == 3
+    assert [(b["limit"], b.get("next")) for b in bodies] == [(2, None), (2, None), (2, "2")]
 
 
 def test_pages_follow_next_links_and_resume_where_they_ended(stac: respx.MockRouter) -> None:
@@ -380,3 +393,138 @@ def test_server_platforms_without_catalogue_entry(stac: respx.MockRouter, stac_s
     [found] = stac_server.get("/search/query", alice_stac, query=s1).json
     assert found["title"].startswith("S1A_IW_GRDH") and found["link"].endswith("vv.tiff")
     assert route.called
+
+
+# -- issue 30: counts past 100, names with a footprint, deadlines --------------------------------
+def many_items_api(stac: respx.MockRouter, count: int, *, conformance: list[str] | None = None,
+                   like: bool = False) -> list[dict[str, Any]]:
+    """An API of ``count`` items that sends no ``numberMatched`` (pgstac's default), paged with ``next``
+    tokens at the ``limit`` asked; with ``like`` it answers CQL2 ``like`` filters on ``id``."""
+    items = [s2_item(1 + i % 28, tile=f"{'AB'[i % 2]}{i:04d}") for i in range(count)]
+    for i, item in enumerate(items):
+        item["id"] = f"S2{'AB'[i % 2]}_{i:04d}_L2A"
+    bodies: list[dict[str, Any]] = []
+    if conformance is not None:
+        stac.get(f"{URL}/").mock(return_value=httpx.Response(200, json={"conformsTo": conformance}))
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        body = body_of(request)
+        bodies.append(body)
+        selected = items
+        if like and "filter" in body:
+            pattern = json.dumps(body["filter"])
+            prefix = "S2A" if "S2A" in pattern else "S2B"
+            selected = [i for i in items if i["id"].startswith(prefix)]
+        limit, start = int(body.get("limit", 10)), int(body.get("next", "0"))
+        following = None
+        if start + limit < len(selected):
+            following = {"method": "POST", "href": f"{URL}/search", "merge": True, "body": {"next": str(start + limit)}}
+        return httpx.Response(200, json=collection(selected[start:start + limit], next_link=following))
+
+    stac.post(f"{URL}/search").mock(side_effect=handler)
+    return bodies
+
+
+def test_a_count_past_100_without_number_matched_walks_large_pages(stac: respx.MockRouter) -> None:
+    bodies = many_items_api(stac, 2150)
+    provider = StacProvider("PGSTAC", URL)
+    assert provider.count(parse_query(S2_QUERY)) == 2150
+    assert [b["limit"] for b in bodies] == [1, 1000, 1000, 1000]  # the probe, then one request per 1,000 items
+
+
+def test_querylist_returns_every_item_past_100(stac: respx.MockRouter, tmp_path: Path) -> None:
+    make_catalogue(tmp_path / "data" / "catalogue")
+    server = Server(tmp_path / "data", search_providers=[{"code": "PGSTAC", "type": "stac", "url": URL}],
+                    search_catalogues={"Sentinel-2": ["PGSTAC"]})
+    try:
+        alice = server.add_user("alice@example.org")
+        bodies = many_items_api(stac, 150)
+        r = server.post("/search/querylist", alice, json=[S2_JANUARY], params={"providers": "AUTO"})
+        assert r.status_code == 200 and len(r.json) == 150
+        assert len({x["title"] for x in r.json}) == 150
+        assert server.get("/search/query/count", alice, query=S2_JANUARY).json == 150
+        assert len(bodies) <= 5  # probe + one page for the count, one page for the list (and again for /count)
+    finally:
+        server.close()
+
+
+FOOTPRINT_AND_NAME = ('( footprint:"intersects(POLYGON(( 7.0 45.0,7.0 46.0,8.0 46.0,8.0 45.0,7.0 45.0)))") AND '
+                      "{name}( platformname:Sentinel-2 ) AND ( beginPosition:[2023-01-01T00:00:00.000Z TO "
+                      "2023-01-31T23:59:59.999Z]AND endPosition:[2023-01-01T00:00:00.000Z TO "
+                      "2023-01-31T23:59:59.999Z]) ")
+
+
+@pytest.mark.parametrize("name", ["S2A_*", "S2A_", "s2a_"])
+def test_a_name_with_a_footprint_is_kept_and_filtered_here(stac: respx.MockRouter, name: str) -> None:
+    query = parse_query(FOOTPRINT_AND_NAME.format(name=name))
+    assert query.product_name == name and query.bbox == (7.0, 45.0, 8.0, 46.0)
+    bodies = many_items_api(stac, 30)
+    provider = StacProvider("EARTH", URL, page_size=7)
+    titles = [r.title for r in provider.search(query, 0, 100)]
+    assert len(titles) == 15 and all(t.startswith("S2A_") for t in titles)
+    assert provider.count(query) == 15
+    assert [r.title for r in provider.search(query, 10, 3)] == titles[10:13]  # offsets count matching items
+    assert all("ids" not in b and "filter" not in b for b in bodies)
+
+
+def conditions(cql2: dict[str, Any]) -> list[dict[str, Any]]:
+    return list(cql2["args"]) if cql2["op"] == "and" else [cql2]
+
+
+def test_a_name_goes_to_the_api_as_cql2_like_where_it_has_the_filter_extension(stac: respx.MockRouter) -> None:
+    bodies = many_items_api(stac, 30, conformance=FILTER_CONFORMANCE, like=True)
+    provider = StacProvider("PGSTAC", URL)
+    query = parse_query(FOOTPRINT_AND_NAME.format(name="S2A_"))
+    assert len(provider.search(query, 0, 100)) == 15
+    sent = bodies[-1]
+    assert sent["filter-lang"] == "cql2-json" and "query" not in sent and "ids" not in sent
+    assert {"op": "like", "args": [{"property": "id"}, "%S2A\\_%"]} in conditions(sent["filter"])
+    bodies.clear()
+    provider.search(parse_query(FOOTPRINT_AND_NAME.format(name="S2?_0*")), 0, 5)
+    like = next(a for a in conditions(bodies[-1]["filter"]) if a["op"] == "like")
+    assert like["args"][1] == "S2_\\_0%"  # * and ? become % and _; a literal _ is escaped
+
+
+def test_a_name_goes_case_insensitively_where_the_api_can(stac: respx.MockRouter) -> None:
+    bodies = many_items_api(stac, 4, conformance=[
+        *FILTER_CONFORMANCE, "http://www.opengis.net/spec/cql2/1.0/conf/case-insensitive-comparison"])
+    StacProvider("PGSTAC", URL).search(parse_query(FOOTPRINT_AND_NAME.format(name="s2a")), 0, 5)
+    assert {"op": "like", "args": [{"op": "casei", "args": [{"property": "id"}]},
+                                   {"op": "casei", "args": ["%s2a%"]}]} in conditions(bodies[-1]["filter"])
+
+
+def test_a_catalogue_that_never_answers_fails_within_its_read_deadline(tmp_path: Path) -> None:
+    import socket
+    import threading
+    import time
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:  # accepts and never answers
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(listener.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+    try:
+        provider = StacProvider("SILENT", url, read_timeout=0.5, name_filter="client")
+        started = time.monotonic()
+        with pytest.raises(SearchProviderError, match="cannot reach"):
+            provider.search(parse_query(S2_QUERY), 0, 5)
+        assert time.monotonic() - started < 3
+        assert provider.timeout.connect == 5.0 and StacProvider("X", URL).timeout.read == 20.0
+    finally:
+        stop.set()
+        thread.join()
+        for conn in held:
+            conn.close()
+        listener.close()

@@ -8,8 +8,13 @@ sends the same code with ``KO`` and the message.
 DOWNLOAD fetches ``fileUrl``: ``http``/``https`` streamed with httpx through the outbound guard
 (``providers/outbound.py``: no loopback or private addresses unless allowed, redirects judged hop by hop;
 a non-200 answer fails), ``file://`` copied from an allowed folder; both into a hidden partial file in the
-workspace folder that is renamed into place only when complete.  Progress goes to ``progressPerc`` (0-95 while
-transferring, at most one update a second), and the file size to ``fileSize``.
+workspace folder that is put into place only when complete, never over another file (see
+``services/products/imports.py``).  A dropped connection is continued with an HTTP range from the bytes already
+received (``If-Range`` on the first answer's validator; ``import_resume_attempts`` times), the bytes are checked
+against the item's ``file:checksum`` or the answer's ``Content-MD5`` where either is known, and at most
+``import_downloads_per_provider`` imports of one provider download at once.  Progress goes to ``progressPerc``
+(0-95 while transferring, at most one update a second), and the file size to ``fileSize``; the catalogue
+item's properties stay with the product.
 """
 
 from __future__ import annotations
@@ -22,16 +27,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from wasdi_sdk.atomic_files import replace_durably
-
 from ..dates import now_ms
 from ..errors import DomainError
 from ..messages import OK
 from ..providers.mapserver import MapServerError
 from ..providers.outbound import OutboundPolicy, OutboundRefused, open_stream, redact
+from ..providers.search import SearchProviders
+from ..providers.search.base import DownloadAuth
+from ..providers.search.credentials import CredentialsError
 from ..services import readers
 from ..services.paths import temporary_name
 from ..services.products import CHUNK, copy_item
+from ..services.products.imports import expected_digest
 from .operations import OperationContext, OperationFailed, operation
 
 Handler = Callable[[OperationContext], bool | None]
@@ -134,11 +141,25 @@ def download(ctx: OperationContext) -> bool:
     try:
         if url.lower().startswith("file:"):
             source = products.local_source(url)
-            copy_item(source, target, Progress(ctx, source.stat().st_size))  # atomic and durable itself
+            if target.exists():  # never copied over: the same bytes are kept, others refused
+                products.check_same_as_existing(source, target)
+            else:
+                copy_item(source, target, Progress(ctx, source.stat().st_size))  # atomic and durable itself
             size = target.stat().st_size
         else:
-            size = _fetch_http(ctx, url, partial, services.settings.import_timeout_seconds)
-            replace_durably(partial, target)
+            slot = products.download_slot(str(ctx.parameter.get("provider") or "").upper() or _host(url))
+            while not slot.acquire(timeout=0.5):
+                ctx.check_stopped()
+            auth = _download_auth(services.search.providers, url, str(ctx.parameter.get("searchProvider") or
+                                                                       ctx.parameter.get("provider") or ""))
+            try:
+                size = _fetch_http(ctx, url, partial, services.settings.import_timeout_seconds,
+                                   checksum=expected_digest(ctx.parameter.get("checksum")),
+                                   resumes=max(0, int(services.settings.import_resume_attempts)),
+                                   auth=auth)
+            finally:
+                slot.release()
+            products.place_import(partial, target)
     finally:
         with contextlib.suppress(FileNotFoundError):
             partial.unlink()
@@ -147,37 +168,143 @@ def download(ctx: OperationContext) -> bool:
     ctx.check_stopped()
     record = products.ingest_file(workspace, file_name, platform=ctx.parameter.get("platform"),
                                   footprint=ctx.parameter.get("bbox"))
+    products.record_import_source(ctx.workspace_id, file_name, url)
+    products.record_item_properties(ctx.workspace_id, file_name, ctx.parameter.get("itemProperties"))
     _say_if_unreadable(ctx, record)
     services.messages.send("DOWNLOAD", products.view(record), ctx.workspace_id, result=OK)
     return True
 
 
-def _fetch_http(ctx: OperationContext, url: str, partial: Path, timeout: float) -> int:
+def _download_auth(providers: SearchProviders, url: str, code: str) -> DownloadAuth | None:
+    """The credentials of the provider that found the link, else of the one whose download hosts serve it."""
+    found_by = providers.get(code) if code else None
+    if found_by is not None and found_by.download_auth is not None:
+        return found_by.download_auth
+    return next((p.download_auth for p in providers.providers
+                 if p.download_auth is not None and p.download_auth.serves(url)), None)
+
+
+def _host(url: str) -> str:
+    from urllib.parse import urlsplit
+
+    return (urlsplit(url).hostname or "").lower()
+
+
+def _fetch_http(ctx: OperationContext, url: str, partial: Path, timeout: float, *,
+                checksum: tuple[str, str] | None = None, resumes: int = 0, auth: DownloadAuth | None = None) -> int:
+    """Download ``url`` into ``partial``, continuing a dropped transfer with a range; the bytes received.
+
+    ``auth`` signs the URL or gives the headers the provider's hosts need (never logged)."""
     import httpx
 
     policy = OutboundPolicy.from_hosts(ctx.services.settings.import_allowed_hosts)
     shown = redact(url)
-    done = 0
-    try:
-        with httpx.Client(timeout=httpx.Timeout(timeout), headers={"User-Agent": USER_AGENT}) as client, \
-                open_stream(client, url, policy) as response:
-            if response.status_code != 200:
-                raise OperationFailed(f"the server of {shown} answered {response.status_code}")
+    transfer = _Transfer()
+    # identity: the ranges of a continued transfer count the bytes of the file, not of a compressed answer
+    headers = {"User-Agent": USER_AGENT, "Accept-Encoding": "identity"}
+    with httpx.Client(timeout=httpx.Timeout(timeout), headers=headers) as client, open(partial, "wb") as handle:
+        while True:
+            try:
+                _read_answer(ctx, client, url, policy, handle, transfer, shown, auth)
+                break
+            except OutboundRefused as e:
+                raise OperationFailed(str(e)) from e
+            except CredentialsError as e:
+                raise OperationFailed(f"cannot fetch {shown}: {e}") from e
+            except httpx.TransportError as e:
+                if transfer.resumes >= resumes or not transfer.ranges:
+                    raise OperationFailed(f"cannot fetch {shown}: {_detail(e)}") from e
+                transfer.resumes += 1
+                ctx.services.process_logs.logs.append(
+                    ctx.process_id, f"the connection dropped after {transfer.done} bytes ({_detail(e)}): "
+                    f"continuing from there ({transfer.resumes} of {resumes})", now_ms())
+                time.sleep(min(0.2 * 2 ** transfer.resumes, 5.0))
+            except httpx.HTTPError as e:
+                raise OperationFailed(f"cannot fetch {shown}: {_detail(e)}") from e
+        handle.flush()
+    _check_digests(partial, checksum, transfer.content_md5, shown)
+    return transfer.done
+
+
+class _Transfer:
+    """Where a download stands: bytes received, whether the server takes ranges, what validates them."""
+
+    def __init__(self) -> None:
+        self.done = 0
+        self.resumes = 0
+        self.ranges = False
+        self.validator: str | None = None
+        self.total: int | None = None
+        self.content_md5: str | None = None
+        self.progress: Progress | None = None
+
+
+def _read_answer(ctx: OperationContext, client: Any, url: str, policy: OutboundPolicy, handle: Any,
+                 transfer: _Transfer, shown: str, auth: DownloadAuth | None) -> None:
+    headers = {}
+    if transfer.done:
+        headers["Range"] = f"bytes={transfer.done}-"
+        if transfer.validator:
+            headers["If-Range"] = transfer.validator
+    target = auth.signed_url(url) if auth is not None else url  # signed anew on each attempt: tokens expire
+    hop_headers = auth.headers_for if auth is not None else None
+    with open_stream(client, target, policy, headers=headers, hop_headers=hop_headers) as response:
+        if response.status_code == 206 and transfer.done:
+            first = response.headers.get("content-range", "").removeprefix("bytes ").split("-", 1)[0]
+            if first != str(transfer.done):
+                raise OperationFailed(f"the server of {shown} sent another range than asked")
+        elif response.status_code == 200:
+            if transfer.done:  # the file changed, or the range was ignored: start again
+                handle.seek(0)
+                handle.truncate()
+                transfer.done = 0
             length = response.headers.get("content-length")
-            progress = Progress(ctx, int(length) if length and length.isdigit() else None)
-            with open(partial, "wb") as handle:
-                for chunk in response.iter_bytes(CHUNK):
-                    handle.write(chunk)
-                    done += len(chunk)
-                    progress(done)
-    except OutboundRefused as e:
-        raise OperationFailed(str(e)) from e
-    except httpx.HTTPError as e:
-        detail = str(e)
-        if "://" in detail or "?" in detail:  # httpx may quote the URL, and a signed URL's query is a secret
-            detail = type(e).__name__
-        raise OperationFailed(f"cannot fetch {shown}: {detail}") from e
-    return done
+            transfer.total = int(length) if length and length.isdigit() else None
+            transfer.ranges = response.headers.get("accept-ranges", "").strip().lower() == "bytes"
+            transfer.validator = response.headers.get("etag") or response.headers.get("last-modified")
+            transfer.content_md5 = response.headers.get("content-md5")
+            transfer.progress = Progress(ctx, transfer.total)
+        else:
+            raise OperationFailed(f"the server of {shown} answered {response.status_code}")
+        encoded = response.headers.get("content-encoding", "identity").strip().lower() not in ("", "identity")
+        # as it arrives (a dropped connection keeps every byte received); raw where nothing is to be decoded
+        for chunk in response.iter_bytes() if encoded else response.iter_raw():
+            handle.write(chunk)
+            transfer.done += len(chunk)
+            if transfer.progress is not None:
+                transfer.progress(transfer.done)
+
+
+def _check_digests(path: Path, checksum: tuple[str, str] | None, content_md5: str | None, shown: str) -> None:
+    """The downloaded bytes against the item's checksum and the answer's ``Content-MD5``, where known."""
+    import base64
+    import binascii
+    import hashlib
+
+    wanted: list[tuple[str, str]] = [checksum] if checksum else []
+    if content_md5:
+        try:
+            wanted.append(("md5", base64.b64decode(content_md5, validate=True).hex()))
+        except (binascii.Error, ValueError):
+            log.info("ignoring an unreadable Content-MD5 from %s", shown)
+    if not wanted:
+        return
+    digests = {name: hashlib.new(name, usedforsecurity=False) for name, _ in wanted}
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(CHUNK), b""):
+            for digest in digests.values():
+                digest.update(chunk)
+    for name, expected in wanted:
+        if digests[name].hexdigest() != expected.lower():
+            raise OperationFailed(f"the file from {shown} does not match its {name} checksum: the transfer was "
+                                  "damaged, or the provider changed the file; import it again")
+
+
+def _detail(error: Exception) -> str:
+    detail = str(error)
+    if "://" in detail or "?" in detail:  # httpx may quote the URL, and a signed URL's query is a secret
+        return type(error).__name__
+    return detail or type(error).__name__
 
 
 @operation("SHARE")

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import ipaddress
 import socket
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -143,15 +143,20 @@ def _pinned(url: str, policy: OutboundPolicy) -> tuple[str, str, str]:
 
 
 @contextmanager
-def open_stream(client: httpx.Client, url: str, policy: OutboundPolicy) -> Iterator[httpx.Response]:
+def open_stream(client: httpx.Client, url: str, policy: OutboundPolicy, *, headers: dict[str, str] | None = None,
+                hop_headers: Callable[[str], dict[str, str]] | None = None) -> Iterator[httpx.Response]:
     """GET ``url`` through the guard, following redirects by hand; the final response, streamed.
+
+    ``hop_headers(url)`` adds headers for each hop by its URL (credentials for one host never follow a redirect
+    to another).
 
     ``client`` must not follow redirects itself (``follow_redirects=False``, the httpx default).
     """
     current = url
     for _ in range(MAX_REDIRECTS + 1):
         target, host_header, server_name = _pinned(current, policy)
-        request = client.build_request("GET", target, headers={"Host": host_header},
+        extra = hop_headers(current) if hop_headers is not None else {}
+        request = client.build_request("GET", target, headers={**(headers or {}), **extra, "Host": host_header},
                                        extensions={"sni_hostname": server_name})
         response = client.send(request, stream=True, follow_redirects=False)
         if response.is_redirect and response.headers.get("location"):

@@ -23,18 +23,27 @@ Rules (the contract's "Search", gaps §6, and our choices where both are silent)
   provider, link and title) removed, each tagged with its query's platform and its provider set to
   the requested string.
 - Any malformed query, any denied one, an empty list: the whole call fails.
+- What an import of a found link should know is remembered per link (the last ``LINKS_REMEMBERED`` links):
+  the item's product name when the link's file name does not name it (every Earth Search scene's true colour
+  asset is ``TCI.tif``: an import of the link alone is then named ``<item id>.tif``), the asset's checksum,
+  and the item's properties (kept as the product's metadata).
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import re
+from pathlib import PurePosixPath
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 from wasdi_sdk.models import DataProviderViewModel, QueryResultViewModel
 
+from ..bounded_cache import BoundedCache
 from ..errors import BadRequest, Forbidden, ServerFailure
 from ..providers.search import AUTO, SearchProvider, SearchProviders
+from ..providers.search.base import LinkFacts
 from ..search_grammar import SearchQuery, parse_query
 from .identity import User
 from .missions import MissionService
@@ -48,6 +57,22 @@ DEFAULT_ORDER = "asc"
 MAX_PAGE_LIMIT = 1000
 MAX_QUERIES = 100
 """Query strings one countlist/querylist call may carry."""
+LINKS_REMEMBERED = 20_000
+"""Links remembered with what an import of them should know (see the module docstring)."""
+LINK_FACTS_BYTES = 32 * 1024**2
+
+
+def item_product_name(link: str | None, title: str | None) -> str | None:
+    """``<title><extension of the link>`` when the link's file name does not contain the item's title."""
+    if not link or not title:
+        return None
+    file_name = unquote(PurePosixPath(urlsplit(link).path).name)
+    if not file_name or title.lower() in file_name.lower():
+        return None
+    suffix = PurePosixPath(file_name).suffix
+    if suffix and re.fullmatch(r"\.[A-Za-z0-9]{1,10}", suffix) and not title.lower().endswith(suffix.lower()):
+        return title + suffix
+    return title
 
 
 def page_params(offset: str | None, limit: str | None, sortedby: str | None,
@@ -72,6 +97,20 @@ class SearchService:
     def __init__(self, missions: MissionService, providers: SearchProviders) -> None:
         self.missions = missions
         self.providers = providers
+        self._links: BoundedCache[str, LinkFacts] = BoundedCache(LINKS_REMEMBERED, max_weight=LINK_FACTS_BYTES)
+
+    def facts_for_link(self, link: str) -> LinkFacts | None:
+        """What a search found at ``link``: its item's product name, checksum and properties."""
+        return self._links.get(link)
+
+    def _remember_links(self, results: list[QueryResultViewModel]) -> None:
+        for result in results:
+            if not result.link:
+                continue
+            properties = {k: v for k, v in (result.properties or {}).items() if isinstance(v, str) and v}
+            facts = LinkFacts(name=item_product_name(result.link, result.title), checksum=properties.get("checksum"),
+                              properties=properties, provider=result.provider)
+            self._links.put(result.link, facts, weight=sum(len(k) + len(v) for k, v in properties.items()) + 64)
 
     # -- the endpoints -----------------------------------------------------------------------
     def list_providers(self) -> list[DataProviderViewModel]:
@@ -94,6 +133,7 @@ class SearchService:
                 errors.append(self._failed(provider, "search", e))
                 continue
             auto = _is_auto(providers)
+            self._remember_links(found)
             for result in found:
                 result.platform = query.platform_name
                 if auto:
@@ -113,7 +153,9 @@ class SearchService:
         merged: list[QueryResultViewModel] = []
         seen: set[tuple[str | None, str | None, str | None]] = set()
         for query in queries:
-            for result in self._all_pages(query, providers):
+            found = self._all_pages(query, providers)
+            self._remember_links(found)  # before the provider is set to the requested string
+            for result in found:
                 result.platform = query.platform_name
                 result.provider = requested
                 key = (result.provider, result.link, result.title)

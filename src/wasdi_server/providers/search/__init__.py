@@ -2,13 +2,18 @@
 
 ``services.search`` holds a ``SearchProviders`` built from the settings (``docs/search.md``):
 
-- ``search_providers``: a list of tables, each ``code`` (unique), ``type`` (``local`` or ``stac``),
+- ``search_providers``: a list of tables, each ``code`` (unique), ``type`` (``local``, ``stac`` or ``eodag``,
+  ``eodag_provider.py``; a
+  ``preset`` of ``presets.py`` — ``earth-search``, ``planetary-computer``, ``copernicus-dataspace`` — fills a
+  ``stac`` provider's options, so two lines make one),
   optional ``description``, ``link``, ``platforms`` (what AUTO may ask it for; default: any for
   ``local``, the mapped platforms for ``stac``), ``page_size`` (``/search/querylist`` paging),
   ``enabled`` (default true) and the options of its type (``LocalCatalogue``: ``folder``,
   ``index``, ``default_platform``, ``max_files``; ``StacProvider``: ``url``, ``collections``,
   ``product_types``, ``type_properties``, ``asset_keys``, ``preview_keys``, ``headers``,
-  ``timeout``, ``filter_mode``, ``sortable``, ``paging``, ``max_pages``, ``max_count``).  Relative
+  ``timeout``, ``filter_mode``, ``sortable``, ``paging``, ``max_pages``, ``max_count``, and how downloads
+  authenticate: ``auth`` ``oidc`` with ``token_url``, ``client_id``, ``username``, ``password`` or
+  ``password_env``, ``auth_hosts``; ``auth`` ``sas`` with ``sign_url``, ``auth_hosts``).  Relative
   paths are relative to the data directory.  A JSON string is accepted too (for an environment
   variable).
 - ``search_catalogues``: platform → ordered provider codes, the AUTO order (``"*"``: every other
@@ -26,12 +31,15 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .base import QueryResult, SearchProvider, SearchProviderError
+from .base import DownloadAuth, QueryResult, SearchProvider, SearchProviderError
+from .credentials import OidcPasswordToken, SasSigner
 from .local import LocalCatalogue
+from .presets import PRESETS, with_preset
 from .stac import StacProvider
 
 if TYPE_CHECKING:
@@ -43,14 +51,21 @@ AUTO = "AUTO"
 LOCAL = "LOCAL"
 DEFAULT_PAGE_SIZE = 100
 COMMON_OPTIONS = frozenset({"code", "type", "description", "link", "platforms", "page_size", "enabled"})
+EODAG_OPTIONS = frozenset({"provider", "url", "collections", "product_types", "stac_collections", "credentials",
+                           "asset_keys", "preview_keys", "auth_hosts", "auth_plugin", "max_count"})
+AUTH_OPTIONS = frozenset({"auth", "token_url", "client_id", "username", "password", "password_env", "sign_url",
+                          "auth_hosts"})
 LOCAL_OPTIONS = frozenset({"folder", "path", "index", "default_platform", "max_files"})
 STAC_OPTIONS = frozenset({"url", "collections", "product_types", "type_properties", "asset_keys", "preview_keys",
-                          "headers", "timeout", "filter_mode", "sortable", "paging", "max_pages", "max_count",
+                          "headers", "timeout", "connect_timeout", "read_timeout", "filter_mode", "name_filter",
+                          "sortable", "paging", "max_pages", "max_count",
                           "count_limit"})
 
 __all__ = [
     "AUTO",
     "LOCAL",
+    "PRESETS",
+    "DownloadAuth",
     "LocalCatalogue",
     "QueryResult",
     "SearchProvider",
@@ -157,13 +172,16 @@ def build_provider(entry: Any, data_dir: Path) -> SearchProvider:
     """One provider from its settings table; ``ValueError`` naming the mistake."""
     if not isinstance(entry, Mapping):
         raise ValueError("each search provider must be a table with code and type")
+    entry = with_preset(dict(entry))
     code = str(entry.get("code") or "").strip()
     kind = str(entry.get("type") or "").strip().lower()
     if not code:
         raise ValueError("a search provider has no code")
-    allowed = COMMON_OPTIONS | (LOCAL_OPTIONS if kind == "local" else STAC_OPTIONS if kind == "stac" else set())
-    if kind not in ("local", "stac"):
-        raise ValueError(f"search provider {code}: type must be local or stac, not {kind!r}")
+    kinds: dict[str, frozenset[str]] = {"local": LOCAL_OPTIONS, "stac": STAC_OPTIONS | AUTH_OPTIONS,
+                                        "eodag": EODAG_OPTIONS}
+    if kind not in kinds:
+        raise ValueError(f"search provider {code}: type must be local, stac or eodag, not {kind!r}")
+    allowed = COMMON_OPTIONS | kinds[kind]
     unknown = sorted(set(entry) - allowed)
     if unknown:
         raise ValueError(f"search provider {code}: unknown options {', '.join(unknown)}")
@@ -181,6 +199,41 @@ def build_provider(entry: Any, data_dir: Path) -> SearchProvider:
             index = options.pop("index", None)
             return LocalCatalogue(code, folder=_resolve(data_dir, folder) if folder else None,
                                   index=_resolve(data_dir, index) if index else None, **common, **options)
-        return StacProvider(code, str(options.pop("url", "") or ""), **common, **options)
+        if kind == "eodag":
+            from .eodag_provider import EodagProvider  # EODAG is an optional extra, and slow to import
+
+            return EodagProvider(code, str(options.pop("provider", "") or ""), **common, **options)
+        auth = download_auth(code, {k: options.pop(k) for k in AUTH_OPTIONS if k in options},
+                             float(options.get("read_timeout") or options.get("timeout") or 20.0))
+        provider = StacProvider(code, str(options.pop("url", "") or ""), **common, **options)
+        provider.download_auth = auth
+        return provider
     except TypeError as e:
         raise ValueError(f"search provider {code}: {e}") from e
+
+
+def download_auth(code: str, options: dict[str, Any], timeout: float) -> DownloadAuth | None:
+    """How the provider's downloads authenticate, from its ``auth`` options; ``ValueError`` naming what is missing."""
+    kind = str(options.get("auth") or "none").strip().lower()
+    hosts = options.get("auth_hosts") or []
+    hosts = [hosts] if isinstance(hosts, str) else [str(h) for h in hosts]
+    if kind == "none":
+        return None
+    if kind == "oidc":
+        password = str(options.get("password") or "")
+        variable = str(options.get("password_env") or "")
+        if not password and variable:
+            password = os.environ.get(variable, "")
+        missing = [name for name, value in (("username", options.get("username")), ("password", password),
+                                            ("token_url", options.get("token_url")), ("auth_hosts", hosts))
+                   if not value]
+        if missing:
+            where = f" (the environment variable {variable} is empty)" if variable and not password else ""
+            raise ValueError(f"search provider {code}: its downloads need {', '.join(missing)}{where}")
+        return OidcPasswordToken(str(options["token_url"]), str(options.get("client_id") or ""),
+                                 str(options["username"]), password, hosts, timeout=timeout)
+    if kind == "sas":
+        if not options.get("sign_url") or not hosts:
+            raise ValueError(f"search provider {code}: signed links need sign_url and auth_hosts")
+        return SasSigner(str(options["sign_url"]), hosts, timeout=timeout)
+    raise ValueError(f"search provider {code}: auth must be none, oidc or sas, not {kind!r}")

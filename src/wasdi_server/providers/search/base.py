@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import fnmatch
 import math
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from wasdi_sdk.models import DataProviderViewModel, QueryResultViewModel
 
@@ -21,6 +23,32 @@ BBox = tuple[float, float, float, float]
 """``(west, south, east, north)`` in degrees (GeoJSON order)."""
 
 SORT_KEYS = ("ingestiondate", "beginposition", "endposition", "title", "cloudcoverpercentage", "size")
+
+
+@dataclass(frozen=True)
+class LinkFacts:
+    """What a search result tells an import of its link: the product name of its item (when the link's file
+    name does not say it), the asset's checksum (a ``file:checksum`` multihash, hex), and the item's properties."""
+
+    name: str | None = None
+    checksum: str | None = None
+    properties: dict[str, str] = field(default_factory=dict)
+    provider: str | None = None
+    """The code of the provider that found it (whose credentials a download of it uses)."""
+
+
+class DownloadAuth(Protocol):
+    """How a provider's downloads authenticate: a signed URL (Planetary Computer) or headers for its own hosts
+    (a bearer token for Copernicus Data Space).  Neither is ever logged."""
+
+    def serves(self, url: str) -> bool:
+        """Whether ``url`` is on one of the provider's own hosts (its credentials are for those only)."""
+
+    def signed_url(self, url: str) -> str:
+        """The URL to fetch for ``url`` (``url`` itself where nothing is to be signed)."""
+
+    def headers_for(self, url: str) -> dict[str, str]:
+        """Headers for a request to ``url`` (only for the provider's own hosts: none for any other)."""
 
 
 class SearchProviderError(Exception):
@@ -42,6 +70,8 @@ class SearchProvider(ABC):
     link: str = ""
     platforms: frozenset[str] | None = None
     page_size: int | None = None
+    download_auth: DownloadAuth | None = None
+    """How downloads of this provider's links authenticate (``None``: they need nothing)."""
 
     def supports(self, platform: str | None) -> bool:
         if self.platforms is None:
@@ -165,3 +195,16 @@ def string_properties(values: Mapping[str, Any]) -> dict[str, str]:
 
 def order_is_desc(order: str | None) -> bool:
     return (order or "").strip().lower() == "desc"
+
+
+def text_matches(wanted: str | None, have: str | None, *, contains: bool = False) -> bool:
+    """The providers' one text rule, case-insensitive: a pattern with ``*``/``?`` must match the whole
+    text; plain text must equal it (or, with ``contains``, be contained in it, as a product name is)."""
+    if not wanted:
+        return True
+    if not have:
+        return False
+    w, h = wanted.lower(), have.lower()
+    if any(c in w for c in "*?["):
+        return fnmatch.fnmatchcase(h, w)
+    return w in h if contains else w == h

@@ -27,7 +27,6 @@ without a platform matches no query (every query has one: mission access is chec
 
 from __future__ import annotations
 
-import fnmatch
 import hashlib
 import json
 import logging
@@ -64,6 +63,7 @@ from .base import (
     order_is_desc,
     string_properties,
     summary_text,
+    text_matches,
     wkt_of_bbox,
     wkt_of_geojson,
 )
@@ -345,9 +345,9 @@ class LocalCatalogue(SearchProvider):
                 continue
             if not _within(p.begin, begin_lo, begin_hi) or not _within(p.end or p.begin, end_lo, end_hi):
                 continue
-            if not _text_matches(query.product_name, p.title, contains=True):
+            if not text_matches(query.product_name, p.title, contains=True):
                 continue
-            if not all(_text_matches(want, have) for want, have in (
+            if not all(text_matches(want, have) for want, have in (
                     (query.product_type, p.product_type), (query.product_level, p.product_level),
                     (query.sensor_mode, p.sensor_mode), (query.timeliness, p.timeliness),
                     (query.platform_serial_identifier, p.serial), (query.instrument, p.instrument))):
@@ -525,18 +525,6 @@ def _within(moment: datetime | None, lo: datetime | None, hi: datetime | None) -
     if moment is None:
         return False
     return (lo is None or moment >= lo) and (hi is None or moment <= hi)
-
-
-def _text_matches(wanted: str | None, have: str | None, *, contains: bool = False) -> bool:
-    """Case-insensitive: a pattern with ``*``/``?`` must match; plain text must equal (or be contained)."""
-    if not wanted:
-        return True
-    if not have:
-        return False
-    w, h = wanted.lower(), have.lower()
-    if any(c in w for c in "*?["):
-        return fnmatch.fnmatchcase(h, w)
-    return w in h if contains else w == h
 
 
 def _polarisation_matches(wanted: str, have: str | None) -> bool:

@@ -18,6 +18,7 @@ from ...errors import NotFound, ServerFailure
 from .. import readers
 from ..identity import User
 from ..processes import ACTIVE
+from .imports import ITEM_PROPERTIES
 from .records import ProductRecords, product_key
 
 METADATA_PLACEHOLDER = "Generating Metadata, try later"
@@ -59,6 +60,10 @@ class ProductMetadata(ProductRecords):
             # As the original: a failed read is not retried on every request (the answer is now null).
             self.products.update(key, {"metadataFileCreated": True})
             raise
+        item = (self.products.get(key) or {}).get(ITEM_PROPERTIES)
+        if isinstance(item, dict) and item:  # what the catalogue said of the item the product was imported from
+            tree.setdefault("elements", []).append(readers.element(
+                "Catalogue item", [readers.attribute(str(k), str(v)) for k, v in sorted(item.items())]))
         self.metadata_root.mkdir(parents=True, exist_ok=True)
         reference = f"{uuid.uuid4()}.json"
         path = self._metadata_path(reference)

@@ -1,0 +1,183 @@
+"""Search and import through the server against a real STAC API, in one run, with the figures of a user of the field
+asking the same API directly as the baseline.
+
+Starts the tests' real STAC server (stac-fastapi-pgstac over pgstac on this machine's PostgreSQL with PostGIS,
+``tests/stac_server.py``) holding ``--items`` Sentinel-2 items, its asset server with one big asset of ``--size``
+bytes, and ``python -m wasdi_server serve`` whose ``stac`` provider is that API.  Then:
+
+1. a search page of 100 items: ``GET /search/query`` through our server ÷ pystac-client's ``search`` of the same
+   page asked of the STAC API directly (median of ``--rounds``; target <= 1.3x);
+2. a count: ``/search/query/count`` ÷ pystac-client counting the items of the same search (pgstac sends no
+   ``numberMatched``, so both walk the pages; target <= 1.3x);
+3. ``/search/querylist`` of 1,000 items ÷ pystac-client's ``items()`` of the same 1,000;
+4. an import of the big asset (``/filebuffer/download``, waited for) ÷ ``curl -o`` of the same URL followed by an
+   ``fsync`` of the file (the server makes an import durable before it says DONE), as MB/s (target >= 0.8x), and
+   the server's peak resident memory during the import (``VmHWM``, reset before it).
+
+Bounded: every call has a timeout.  Figures, not a test: exits 0 unless ``--check`` is given and a target is missed.
+
+    python bench/search.py [--items 1200] [--size 200M] [--rounds 15] [--check]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "src"), str(ROOT), str(ROOT / "bench")]
+
+from transfer import PASSWORD, USER, parse_size, reset_hwm, start_server, stop, vm_hwm  # noqa: E402
+
+QUERY = ('( footprint:"intersects(POLYGON(( 6.0 44.0,6.0 47.0,9.5 47.0,9.5 44.0,6.0 44.0)))") AND '
+         "( platformname:Sentinel-2 ) AND ( beginPosition:[2024-01-01T00:00:00.000Z TO 2025-12-31T23:59:59.999Z]"
+         "AND endPosition:[2024-01-01T00:00:00.000Z TO 2025-12-31T23:59:59.999Z]) ")
+BBOX = [6.0, 44.0, 9.5, 47.0]
+DATETIME = "2024-01-01T00:00:00Z/2025-12-31T23:59:59Z"
+PAGE = 100
+LIST = 1000
+MB = 1_000_000
+
+
+def median_seconds(action, rounds: int) -> float:  # type: ignore[no-untyped-def]
+    times = []
+    for _ in range(rounds):
+        started = time.perf_counter()
+        action()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--items", type=int, default=1200)
+    parser.add_argument("--size", default="200M")
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--check", action="store_true")
+    args = parser.parse_args()
+
+    import httpx
+    from pystac_client import Client
+    from tests.stac_server import running_stac
+
+    size = parse_size(args.size)
+    work = Path(tempfile.mkdtemp(prefix="wasdi-bench-search-"))
+    misses: list[str] = []
+    server = None
+    try:
+        with running_stac(work, s2_count=args.items, s1_count=0) as stac:
+            big = work / "big.tif"
+            block = os.urandom(1 << 20)
+            with open(big, "wb") as out:
+                for _ in range(size // len(block)):
+                    out.write(block)
+                out.write(block[: size % len(block)])
+            stac.assets.files["/big/S2A_BIG_ASSET.tif"] = big
+            big_url = f"{stac.assets.url}/big/S2A_BIG_ASSET.tif"
+
+            config = work / "server.toml"
+            config.write_text(f'import_allowed_hosts = ["127.0.0.1"]\nimport_timeout_seconds = 120\n'
+                              f'[[search_providers]]\ncode = "EARTH"\ntype = "stac"\nurl = "{stac.url}"\n'
+                              f'[search_catalogues]\n"Sentinel-2" = ["EARTH"]\n')
+            server, base = start_server(work / "data", work / "server.log", "--config", str(config))
+            print(f"STAC API {stac.url} with {args.items} items; our server {base}; load average "
+                  f"{os.getloadavg()[0]:.1f}", flush=True)
+            with httpx.Client(base_url=base, timeout=120) as http:
+                login = http.post("/auth/login", json={"userId": USER, "userPassword": PASSWORD}).json()
+                http.headers["x-session-token"] = login["sessionId"]
+                direct = Client.open(stac.url)
+
+                def ours_page() -> None:
+                    found = http.get("/search/query", params={"query": QUERY, "offset": 0, "limit": PAGE}).json()
+                    assert len(found) == PAGE, len(found)
+
+                def direct_page() -> None:
+                    found = direct.search(collections=["sentinel-2-l2a"], bbox=BBOX, datetime=DATETIME, limit=PAGE,
+                                          max_items=PAGE).item_collection()
+                    assert len(found) == PAGE
+
+                def ours_count() -> None:
+                    assert http.get("/search/query/count", params={"query": QUERY}).json() == args.items
+
+                def direct_count() -> None:
+                    found = direct.search(collections=["sentinel-2-l2a"], bbox=BBOX, datetime=DATETIME, limit=1000)
+                    assert sum(1 for _ in found.items()) == args.items
+
+                def ours_list() -> None:
+                    found = http.post("/search/querylist", json=[QUERY]).json()
+                    assert len(found) == args.items
+
+                def direct_list() -> None:
+                    found = direct.search(collections=["sentinel-2-l2a"], bbox=BBOX, datetime=DATETIME, limit=1000,
+                                          max_items=args.items)
+                    assert sum(1 for _ in found.items()) == args.items
+
+                for label, ours, theirs, target in (
+                        (f"a page of {PAGE}", ours_page, direct_page, 1.3),
+                        (f"a count of {args.items}", ours_count, direct_count, 1.3),
+                        (f"querylist of {args.items}", ours_list, direct_list, None)):
+                    ours(), theirs()  # warm both
+                    mine = median_seconds(ours, args.rounds)
+                    baseline = median_seconds(theirs, args.rounds)
+                    ratio = mine / baseline
+                    note = f" (target <= {target}x)" if target else ""
+                    print(f"  {label:<22} ours {mine * 1000:8.1f} ms   pystac-client {baseline * 1000:8.1f} ms   "
+                          f"{ratio:5.2f}x{note}", flush=True)
+                    if target and ratio > target:
+                        misses.append(label)
+
+                # the import ÷ curl
+                curl = shutil.which("curl")
+                os.sync()
+                started = time.perf_counter()
+                if curl:
+                    subprocess.run([curl, "-s", "-o", str(work / "curl.tif"), big_url], check=True, timeout=300)
+                else:
+                    with httpx.stream("GET", big_url, timeout=120) as r, open(work / "curl.tif", "wb") as out:
+                        for chunk in r.iter_bytes(1 << 20):
+                            out.write(chunk)
+                with open(work / "curl.tif", "rb") as copy:
+                    os.fsync(copy.fileno())
+                curl_seconds = time.perf_counter() - started
+                ws = http.get("/ws/create", params={"name": "bench"}).json()["stringValue"]
+                reset_hwm(server.pid)
+                before = vm_hwm(server.pid)
+                os.sync()
+                started = time.perf_counter()
+                body = {"fileUrl": big_url, "workspace": ws}
+                pid = http.post("/filebuffer/download", json=body).json()["stringValue"]
+                while True:
+                    status = http.get("/process/getstatusbyid", params={"procws": pid}).text.strip('"')
+                    if status in ("DONE", "ERROR", "STOPPED"):
+                        break
+                    if time.perf_counter() - started > 300:
+                        raise SystemExit("the import did not end in 300 s")
+                    time.sleep(0.02)
+                import_seconds = time.perf_counter() - started
+                assert status == "DONE", status
+                stored = work / "data" / "files" / USER / ws / "S2A_BIG_ASSET.tif"
+                assert stored.stat().st_size == size
+                ratio = (size / import_seconds) / (size / curl_seconds)
+                print(f"  import of {size / MB:.0f} MB      ours {size / MB / import_seconds:8.1f} MB/s   curl+fsync "
+                      f"{size / MB / curl_seconds:8.1f} MB/s   {ratio:5.2f}x (target >= 0.8x)", flush=True)
+                print(f"  server memory during the import: peak {vm_hwm(server.pid) / 2**20:.0f} MiB "
+                      f"(before it {before / 2**20:.0f} MiB)", flush=True)
+                if ratio < 0.8:
+                    misses.append("import")
+    finally:
+        stop(server)
+        shutil.rmtree(work, ignore_errors=True)
+    if misses:
+        print("missed: " + ", ".join(misses))
+    return 1 if args.check and misses else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
