@@ -21,6 +21,9 @@ from typing import Protocol
 
 log = logging.getLogger("wasdi_server.connections")
 
+LISTEN_BACKLOG = 1024
+"""Connections the kernel queues for a listener until it accepts them (waitress's default; asyncio's is 100,
+which under a storm of connections makes clients wait a second per retry)."""
 IDLE = 0
 """Rank of a connection that is doing nothing (between requests, or never sent a byte): shed first."""
 STARTED = 1

@@ -44,7 +44,7 @@ from wasdi_sdk.events.stomp import (
     parse_heartbeat,
 )
 
-from ..connection_budget import ConnectionBudget
+from ..connection_budget import LISTEN_BACKLOG, ConnectionBudget
 from .access import Gatekeeper, Handshake
 from .exchange import Exchange
 from .publisher import Message
@@ -194,7 +194,7 @@ class StompBroker:
                          max_size=MAX_FRAME_BYTES, max_queue=16, ping_interval=20, ping_timeout=20,
                          close_timeout=2, compression=None, server_header=SERVER_NAME,
                          open_timeout=self.handshake_seconds, process_request=refuse_repeated_headers,
-                         create_connection=connection_class(self.budget)) as server:
+                         create_connection=connection_class(self.budget), backlog=LISTEN_BACKLOG) as server:
             sockets = list(server.sockets)
             if sockets:
                 self.port = int(sockets[0].getsockname()[1])

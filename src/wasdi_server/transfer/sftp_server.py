@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 import asyncssh
 from asyncssh import SFTPAttrs, SFTPName, SFTPVFSAttrs
 
-from ..connection_budget import IDLE, ConnectionBudget
+from ..connection_budget import IDLE, LISTEN_BACKLOG, ConnectionBudget
 from ..services.identity import normalise_user_id
 from . import host_key
 from .confined_folder import ConfinedFolder, LeavesFolder, Quota, QuotaExceeded
@@ -97,7 +97,8 @@ class SftpService:
         return await asyncssh.create_server(
             lambda: _AccountLogin(self), self.host, self.port, server_host_keys=[key],
             sftp_factory=self._sftp_session, allow_scp=False, allow_pty=False, agent_forwarding=False,
-            x11_forwarding=False, login_timeout=self.handshake_seconds, encoding=None)
+            x11_forwarding=False, login_timeout=self.handshake_seconds, encoding=None,
+            backlog=LISTEN_BACKLOG)
 
     def stop(self) -> None:
         """End every session and stop listening (done already is fine)."""
