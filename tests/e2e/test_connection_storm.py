@@ -28,6 +28,7 @@ STORM_API = 3000
 STORM_OTHERS = 1100
 HELLO_REQUESTS = 100
 P99_LIMIT = 0.2
+CONNECT_SECONDS = 10
 CLIENT_FILES = STORM_API + 2 * STORM_OTHERS + 500
 """Descriptors this test process holds at most (its client sockets)."""
 
@@ -62,14 +63,18 @@ def storm(port: int, count: int, first_bytes: bytes = b"", every_other: bool = F
         client = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # closed with a reset
         client.bind((STRANGER, 0))
-        client.settimeout(10)
+        client.settimeout(CONNECT_SECONDS)
+        held.append(client)
         try:
             client.connect(("127.0.0.1", port))
             if first_bytes and (not every_other or n % 2):
                 client.sendall(first_bytes)
+        except TimeoutError:
+            release(held)
+            raise AssertionError(f"connection {n + 1} to port {port} waited {CONNECT_SECONDS} s: the server "
+                                 "stopped accepting") from None
         except OSError:  # shed before it sent anything: that is the budget at work
             pass
-        held.append(client)
     return held
 
 
