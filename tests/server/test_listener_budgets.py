@@ -6,8 +6,11 @@ tests/e2e/test_connection_storm.py.)"""
 from __future__ import annotations
 
 import contextlib
+import json
 import resource
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -262,3 +265,17 @@ def test_sftp_sheds_connections_not_logged_in_and_keeps_a_session(tmp_path: Path
             service.stop()
     finally:
         app_server.close()
+
+
+def test_doctor_reports_the_open_files_limit_serve_would_get(tmp_path: Path) -> None:
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+
+    def start_with_1024() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (1024, hard))
+
+    done = subprocess.run([sys.executable, "-m", "wasdi_server", "doctor", "--data-dir", str(tmp_path), "--json"],
+                          capture_output=True, text=True, timeout=120, check=False, preexec_fn=start_with_1024)
+    facts = json.loads(done.stdout)
+    needed = 4096 + 4096 + 256 + descriptor_limit.RESERVE
+    assert facts["open_files"] == {"soft_at_start": 1024, "soft_when_serving": min(needed, hard), "hard": hard,
+                                   "needed": needed}
