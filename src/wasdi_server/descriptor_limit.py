@@ -32,14 +32,15 @@ class DescriptorLimit:
 
     @property
     def enough(self) -> bool:
-        return self.soft >= self.needed
+        return self.soft == resource.RLIM_INFINITY or self.soft >= self.needed
 
     def describe(self) -> str:
         hard = "unlimited" if self.hard == resource.RLIM_INFINITY else str(self.hard)
+        soft = "unlimited" if self.soft == resource.RLIM_INFINITY else str(self.soft)
         raised = f" (raised from {self.found})" if self.soft != self.found else ""
         verdict = "enough" if self.enough else \
             "NOT enough: the connection budgets are cut to fit (raise the hard limit: ulimit -Hn, LimitNOFILE=)"
-        return (f"open files: soft limit {self.soft}{raised}, hard limit {hard}; the connection budgets "
+        return (f"open files: soft limit {soft}{raised}, hard limit {hard}; the connection budgets "
                 f"need {self.needed}: {verdict}")
 
 

@@ -109,6 +109,10 @@ def test_the_budgets_are_cut_to_fit_a_low_hard_limit() -> None:
     assert not tight.enough and "NOT enough" in tight.describe()
     assert sum(cut.values()) + descriptor_limit.RESERVE <= 2048
     assert cut["http_connections"] == cut["broker_connections"] > cut["sftp_connections"] >= 16
+    unlimited = descriptor_limit.DescriptorLimit(resource.RLIM_INFINITY, resource.RLIM_INFINITY,
+                                                 resource.RLIM_INFINITY, descriptor_limit.needed(budgets))
+    assert unlimited.enough and descriptor_limit.fitted(budgets, unlimited) == budgets
+    assert "soft limit unlimited" in unlimited.describe()
 
 
 def test_the_soft_limit_is_raised_within_the_hard_one() -> None:
