@@ -200,9 +200,10 @@ class BudgetedServer(TcpWSGIServer):
                 if isinstance(channel, BudgetedChannel) and channel.headers_since is not None
                 and channel.headers_since < cutoff and not channel.requests]
         for channel in late:
-            log.info("closed a connection from %s: its request's headers did not arrive within %g s",
-                     channel.addr[0] if channel.addr else "?", self.header_seconds)
             channel.handle_close()
+        if late:  # one line per pass, however many: a storm of half-sent requests must not flood the log
+            log.info("closed %d connection(s) whose request's headers did not arrive within %g s (from %s)",
+                     len(late), self.header_seconds, ", ".join(sorted({str(c.addr[0]) for c in late if c.addr})[:5]))
 
     def run(self) -> None:
         try:
