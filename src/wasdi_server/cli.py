@@ -6,6 +6,7 @@ The same conventions as ``wasdi``: Typer, ``-h``/``--help``, one-sentence errors
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import json as jsonlib
 import logging
@@ -123,7 +124,10 @@ def listen_api(settings: Settings, application: Any) -> Any:
         return serving.make_server(application, host=settings.host, port=settings.port, threads=settings.threads,
                                    ident="wasdi-server", clear_untrusted_proxy_headers=True, channel_timeout=300,
                                    max_request_body_size=settings.max_upload_bytes,
-                                   upload_spool=settings.files_root / serving.UPLOAD_SPOOL)
+                                   upload_spool=settings.files_root / serving.UPLOAD_SPOOL,
+                                   connections=settings.http_connections,
+                                   connections_per_address=settings.http_connections_per_address,
+                                   header_seconds=settings.http_header_seconds)
     except OSError as e:
         raise cannot_listen("the API", settings.host, settings.port, e, API_PORT_CHOICES) from e
 
@@ -151,6 +155,7 @@ def serve(settings: Settings, *, init_admin: bool = False) -> None:
 
     hear_stop_signals()  # from the start: a stop while starting also closes what was opened
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    settings = fit_connection_budgets(settings)
     log_redaction.install()
     # Waitress warns on every busy moment ("Task queue depth is N"); that is load, not a fault.
     logging.getLogger("waitress.queue").setLevel(logging.ERROR)
@@ -205,6 +210,32 @@ def serve(settings: Settings, *, init_admin: bool = False) -> None:
         services.close()
 
 
+def connection_budgets(settings: Settings) -> dict[str, int]:
+    """The listeners ``serve`` runs and the connections each may hold in all (their settings' names)."""
+    budgets = {"http_connections": settings.http_connections}
+    if not settings.broker_url:
+        budgets["broker_connections"] = settings.broker_connections
+    if settings.sftp_enabled:
+        budgets["sftp_connections"] = settings.sftp_connections
+    return budgets
+
+
+def fit_connection_budgets(settings: Settings) -> Settings:
+    """Raise the open-files limit to what the connection budgets need; where the hard limit forbids it, the
+    settings with the budgets cut to fit (logged)."""
+    from . import descriptor_limit
+
+    budgets = connection_budgets(settings)
+    limit = descriptor_limit.raise_to_fit(budgets)
+    log = logging.getLogger("wasdi_server")
+    if limit.enough:
+        log.info("%s", limit.describe())
+        return settings
+    cut: dict[str, Any] = descriptor_limit.fitted(budgets, limit)
+    log.warning("%s; budgets now %s", limit.describe(), ", ".join(f"{k} = {v}" for k, v in cut.items()))
+    return dataclasses.replace(settings, **cut)
+
+
 def start_broker(settings: Settings, services: Any) -> Any:
     """The built-in message broker, listening (``None`` with RabbitMQ, ``broker_url``)."""
     from .messages import builtin_port, start_listener
@@ -228,7 +259,9 @@ def start_sftp(settings: Settings, services: Any) -> Any:
     logging.getLogger("asyncssh").setLevel(logging.WARNING)  # a line per packet otherwise; ours say who logs in
     service = SftpService(services.uploads, host=settings.host, port=settings.sftp_port,
                           host_key_path=settings.sftp_host_key_path, quota_bytes=settings.sftp_quota_bytes,
-                          throttle=LoginThrottle())
+                          throttle=LoginThrottle(), connections=settings.sftp_connections,
+                          connections_per_address=settings.sftp_connections_per_address,
+                          handshake_seconds=settings.sftp_handshake_seconds)
     try:
         service.start()
     except OSError as e:
@@ -335,11 +368,17 @@ def doctor_command(data_dir: DataDirOpt = None, config: ConfigOpt = None, json: 
     settings = _settings(config, data_dir=data_dir)
     facts = describe(Box.from_settings(settings), settings.data_dir, settings.port,
                      name_host="" if settings.apps_offline else NAME_CHECK_HOST)
+    from . import descriptor_limit
+
+    limit = descriptor_limit.raise_to_fit(connection_budgets(settings))  # what serve would get
+    facts["open_files"] = {"soft_at_start": limit.found, "soft_when_serving": limit.soft, "hard": limit.hard,
+                           "needed": limit.needed}
     if json:
         typer.echo(jsonlib.dumps(facts, indent=2))
     else:
         for line in lines(facts):
             typer.echo(line)
+        typer.echo(limit.describe())
     if settings.app_isolation != "off" and facts["refusal"]:
         raise typer.Exit(1)
 

@@ -11,25 +11,35 @@ the upper bound on its version in pyproject.toml):
   (``api/multipart_stream.py``), which writes each file part straight into its own file of
   ``upload_spool`` (a folder on the data directory's disk), where ``api.images.receive_file`` renames it
   into place: the bytes are written once, not spooled, read back and copied.
+
+And the server around that channel (``BudgetedServer``) treats connections as a budget
+(``connection_budget.py``): at most ``connections`` in all and ``connections_per_address`` per address, the
+idlest closed first to make room; a request's headers must arrive within ``header_seconds`` of its first byte;
+and the main loop runs on ``epoll`` (``serving_loop.py``), never ``select()``, whatever the descriptor numbers.
 """
 
 from __future__ import annotations
 
 import ctypes
+import errno
 import logging
 import os
-from collections.abc import Iterable
+import time
 from pathlib import Path
 from typing import Any
 
+from waitress.adjustments import Adjustments
 from waitress.buffers import OverflowableBuffer
 from waitress.channel import ClientDisconnected, HTTPChannel
 from waitress.parser import HTTPRequestParser
 from waitress.receiver import FixedStreamReceiver
-from waitress.server import BaseWSGIServer, create_server
+from waitress.server import BaseWSGIServer, MultiSocketServer, TcpWSGIServer
+from waitress.task import ThreadedTaskDispatcher
 from waitress.utilities import InternalServerError
 
+from . import serving_loop
 from .api.multipart_stream import SPOOL_PREFIX, MultipartSpool, boundary_of
+from .connection_budget import IDLE, STARTED, ConnectionBudget
 
 log = logging.getLogger("wasdi_server")
 UPLOAD_SPOOL = ".upload-spool"
@@ -38,6 +48,10 @@ RECV_BYTES = 256 * 1024
 """What one read of a socket takes (waitress reads 8 KiB by default: a 1 GiB upload would be 131,072 reads)."""
 MMAP_THRESHOLD = 1024 * 1024
 """Blocks from this size up are mapped on their own and unmapped when freed (socket reads stay below it)."""
+MAINTENANCE_SECONDS = 1
+"""How often the header deadline and waitress's idle timeout are checked."""
+ACCEPT_PAUSE_SECONDS = 0.5
+"""How long accepting pauses when the process is out of descriptors (instead of failing in a tight loop)."""
 
 
 class UploadSpoolingParser(HTTPRequestParser):
@@ -109,24 +123,142 @@ class SpillSafeChannel(HTTPChannel):
         self.server.pull_trigger()
 
 
-def make_server(app: Any, *, upload_spool: Path | None = None, **options: Any) -> Any:
-    """A waitress server for ``app`` (the options of ``waitress.serve``) using ``SpillSafeChannel``; with
-    ``upload_spool``, big multipart uploads are parsed as they arrive, their files written into that folder."""
+class BudgetedChannel(SpillSafeChannel):
+    """A connection the server's budget may shed: idle ones first, then those still sending headers."""
+
+    server: BudgetedServer
+    headers_since: float | None = None
+    """When the request whose headers are arriving sent its first byte (``None``: no headers arriving)."""
+
+    def received(self, data: bytes) -> bool:
+        done = super().received(data)
+        request = self.request
+        if request is None or request.headers_finished:
+            self.headers_since = None
+        elif self.headers_since is None:
+            self.headers_since = time.time()
+        return done
+
+    def shed_rank(self) -> tuple[int, float] | None:
+        if self.requests or self.total_outbufs_len:
+            return None  # a request being served or its answer going out
+        request = self.request
+        if request is None:
+            return IDLE, self.last_activity
+        if not request.headers_finished:
+            return STARTED, self.headers_since or self.last_activity
+        return None  # a body arriving (an upload): in use
+
+    def shed(self) -> None:
+        self.handle_close()
+
+    def del_channel(self, map: Any = None) -> None:
+        super().del_channel(map)
+        self.server.budget.release(self)
+
+
+class BudgetedServer(TcpWSGIServer):
+    """Waitress's TCP listener, admitting connections through a budget, on the ``epoll`` loop."""
+
+    budget: ConnectionBudget
+    header_seconds: float
+    _paused_until = 0.0
+    # what waitress's stubs leave out or type too narrowly
+    _map: serving_loop.EpollMap
+    effective_host: str
+    effective_port: int
+
+    def handle_accept(self) -> None:
+        try:
+            accepted = self.accept()
+            if accepted is None:
+                return
+            conn, addr = accepted
+            self.set_socket_options(conn)
+        except OSError as e:
+            if e.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
+                # the connection waits in the backlog; accepting again at once would only spin
+                self._paused_until = time.monotonic() + ACCEPT_PAUSE_SECONDS
+                log.warning("the API cannot accept a connection (%s): pausing %.1f s", e, ACCEPT_PAUSE_SECONDS)
+            elif self.adj.log_socket_errors:
+                log.info("accepting a connection failed: %s", e)
+            return
+        addr = self.fix_addr(addr)
+        channel = self.channel_class(self, conn, addr, self.adj, map=self._map)
+        if isinstance(channel, BudgetedChannel) and not self.budget.admit(str(addr[0]), channel):
+            channel.handle_close()
+
+    def readable(self) -> bool:
+        accepting = bool(super().readable())
+        return accepting and time.monotonic() >= self._paused_until
+
+    def maintenance(self, now: float) -> None:
+        super().maintenance(now)  # type: ignore[arg-type]  # waitress's own (idle past channel_timeout); its stubs say int
+        cutoff = now - self.header_seconds
+        channels: dict[int, HTTPChannel] = self.active_channels  # type: ignore[assignment]  # the stubs: one channel
+        late = [channel for channel in channels.values()
+                if isinstance(channel, BudgetedChannel) and channel.headers_since is not None
+                and channel.headers_since < cutoff and not channel.requests]
+        for channel in late:
+            channel.handle_close()
+        if late:  # one line per pass, however many: a storm of half-sent requests must not flood the log
+            log.info("closed %d connection(s) whose request's headers did not arrive within %g s (from %s)",
+                     len(late), self.header_seconds, ", ".join(sorted({str(c.addr[0]) for c in late if c.addr})[:5]))
+
+    def run(self) -> None:
+        try:
+            serving_loop.loop(self._map, self.adj.asyncore_loop_timeout)
+        except (SystemExit, KeyboardInterrupt):
+            self.task_dispatcher.shutdown()
+
+
+class BudgetedListeners(MultiSocketServer):
+    """Several listening sockets (a host name with several addresses) sharing one loop and one budget."""
+
+    map: serving_loop.EpollMap
+
+    def run(self) -> None:
+        try:
+            serving_loop.loop(self.map, self.adj.asyncore_loop_timeout)
+        except (SystemExit, KeyboardInterrupt):
+            self.close()
+
+
+def make_server(app: Any, *, upload_spool: Path | None = None, connections: int = 4096,
+                connections_per_address: int = 256, header_seconds: float = 10.0, **options: Any) -> Any:
+    """A waitress server for ``app`` on TCP (the options of ``waitress.serve``) using ``BudgetedChannel``: at
+    most ``connections`` in all and ``connections_per_address`` from one address, headers within
+    ``header_seconds``; with ``upload_spool``, big multipart uploads are parsed as they arrive, their files
+    written into that folder."""
     options.setdefault("recv_bytes", RECV_BYTES)
-    server = create_server(app, **options)
-    channel: type[HTTPChannel] = SpillSafeChannel
+    options.setdefault("cleanup_interval", MAINTENANCE_SECONDS)
+    options["connection_limit"] = 1 << 30  # the budget decides: waitress would stop accepting for everyone
+    adj = Adjustments(**options)
+    channel: type[HTTPChannel] = BudgetedChannel
     if upload_spool is not None:
         clear_spool(upload_spool)
         parser = type("UploadSpoolingParser", (UploadSpoolingParser,),
-                      {"upload_spool": upload_spool, "spool_from_bytes": server.adj.inbuf_overflow})
-        channel = type("UploadSpoolingChannel", (SpillSafeChannel,), {"parser_class": parser})
-    # One listening socket gives a BaseWSGIServer; several give a MultiSocketServer holding them in its map.
-    # (the stubs type the map's values as sockets: they are waitress's dispatchers)
-    candidates: Iterable[object] = [server] if isinstance(server, BaseWSGIServer) else (server.map or {}).values()
-    for listener in candidates:
-        if isinstance(listener, BaseWSGIServer):
-            listener.channel_class = channel
-    return server
+                      {"upload_spool": upload_spool, "spool_from_bytes": adj.inbuf_overflow})
+        channel = type("UploadSpoolingChannel", (BudgetedChannel,), {"parser_class": parser})
+    budget = ConnectionBudget("the API", connections, connections_per_address)
+    server_class = type("BudgetedServer", (BudgetedServer,),
+                        {"channel_class": channel, "budget": budget, "header_seconds": header_seconds})
+    socket_map = serving_loop.EpollMap()
+    dispatcher = ThreadedTaskDispatcher()
+    dispatcher.set_thread_count(adj.threads)
+    listeners: list[BudgetedServer] = []
+    try:
+        for sockinfo in adj.listen:
+            listeners.append(server_class(app, socket_map, dispatcher=dispatcher, adj=adj, sockinfo=sockinfo))
+    except BaseException:
+        for listener in listeners:
+            listener.close()
+        socket_map.close()
+        raise
+    if len(listeners) == 1:
+        return listeners[0]
+    return BudgetedListeners(socket_map, adj, [(each.effective_host, each.effective_port) for each in listeners],
+                             dispatcher, listeners[0].log_info)
 
 
 def clear_spool(folder: Path) -> None:
@@ -168,8 +300,11 @@ def run(server: Any) -> None:
 def close(server: Any) -> None:
     """Stop ``server``'s worker threads and close its sockets (whether or not it ran; again is fine)."""
     server.task_dispatcher.shutdown()
+    socket_map = getattr(server, "_map", None) if isinstance(server, BaseWSGIServer) else server.map
     listeners = [server] if isinstance(server, BaseWSGIServer) else \
         [each for each in list(server.map.values()) if isinstance(each, BaseWSGIServer)]
     for listener in listeners:
         if listener.socket is not None:
             listener.close()
+    if isinstance(socket_map, serving_loop.EpollMap):
+        socket_map.close()

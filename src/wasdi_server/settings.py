@@ -110,6 +110,26 @@ class Settings:
     """Port waitress binds."""
     threads: int = 8
     """Waitress worker threads."""
+    http_connections: int = Field(default=4096, ge=1)
+    """Connections the API's port holds at once; past it the idlest is closed to make room (docs/operating.md,
+    "Connections")."""
+    http_connections_per_address: int = Field(default=256, ge=1)
+    """Connections one client address (an IPv6 /64) may hold on the API's port; past it that address's idlest
+    is closed.  Behind a reverse proxy every client has the proxy's address: raise it to ``http_connections``."""
+    http_header_seconds: float = Field(default=10.0, gt=0)
+    """Longest time a request's headers may take to arrive, from its first byte; then the connection is closed."""
+    broker_connections: int = Field(default=4096, ge=1)
+    """Connections the built-in broker's port holds at once; past it the idlest (not logged in) is closed."""
+    broker_connections_per_address: int = Field(default=256, ge=1)
+    """Connections one client address may hold on the built-in broker's port."""
+    broker_handshake_seconds: float = Field(default=10.0, gt=0)
+    """Longest time a WebSocket handshake with the built-in broker may take, and then its STOMP CONNECT."""
+    sftp_connections: int = Field(default=256, ge=1)
+    """Connections the SFTP port holds at once; past it the oldest one not logged in is closed."""
+    sftp_connections_per_address: int = Field(default=16, ge=1)
+    """Connections one client address may hold on the SFTP port."""
+    sftp_handshake_seconds: float = Field(default=30.0, gt=0)
+    """Longest time an SSH connection may take to log in (key exchange and password)."""
     public_url: str = ""
     """Base URL clients reach this server at (``apiUrl`` of workspaces, links in e-mails).
     Empty: derived from each request."""

@@ -14,6 +14,7 @@ import contextlib
 import http.server
 import importlib
 import os
+import resource
 import shutil
 import signal
 import socket
@@ -199,9 +200,16 @@ class ServerFactory:
         self.started: list[RunningServer] = []
 
     def start(self, data_dir: Path, *, threads: int | None = None, timeout: float = START_TIMEOUT,
-              extra_args: tuple[str, ...] = ()) -> RunningServer:
+              extra_args: tuple[str, ...] = (), open_files: int | None = None) -> RunningServer:
         """A server on ``data_dir`` answering GET /wasdi/hello (a port race is retried); ``extra_args`` are
-        added to its ``serve`` command line (e.g. ``--config FILE``)."""
+        added to its ``serve`` command line (e.g. ``--config FILE``); ``open_files``: the soft open-files limit
+        it starts with (as many systems start a process: 1024)."""
+
+        def child_setup() -> None:
+            default_dispositions()
+            if open_files is not None:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (open_files, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+
         last: Exception | None = None
         for attempt in range(3):
             port = free_port()
@@ -211,7 +219,7 @@ class ServerFactory:
                 # the tests stop servers with SIGINT and SIGTERM: a server hears them however the suite started
                 proc = subprocess.Popen([*serve_command(data_dir, port, threads), *extra_args], env=server_env(),
                                         stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                        preexec_fn=default_dispositions)
+                                        preexec_fn=child_setup)
             finally:
                 log.close()
             server = RunningServer(proc, data_dir, port, log_path)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -110,28 +111,84 @@ def login_cookie(live: LiveServer, who: Person) -> str:
     return f"wasdi_session={r.cookies['wasdi_session'].value}"
 
 
-def test_the_web_clients_cookie_works_from_its_own_pages_only(live: LiveServer, alice: Person) -> None:
+def cookie_answer(port: int, origin: str | None, cookie: str, ws: str) -> str:
+    """What the broker answers a browser that opens its socket from ``origin`` with ``cookie`` and the web
+    client's fixed login: ``CONNECTED`` (then subscribed to ``ws``), or the ERROR frame's message."""
+    with ws_connect(f"ws://127.0.0.1:{port}/rabbit-stomp/ws", origin=origin,  # type: ignore[arg-type]
+                    additional_headers={"Cookie": cookie}) as conn:
+        conn.send("CONNECT\nlogin:wasdi-web-client\npasscode:session-cookie\naccept-version:1.1\n\n\x00")
+        answer = _first_answer(conn)
+        if answer.command != "CONNECTED":
+            return answer.header("message") or "?"
+        conn.send(f"SUBSCRIBE\nid:sub-0\ndestination:/exchange/amq.topic/{ws}\nreceipt:r\n\n\x00")
+        assert [f.command for f in frames_of(conn, "RECEIPT")][-1] == "RECEIPT"
+        return "CONNECTED"
+
+
+def _first_answer(conn: Any) -> Frame:
+    parser = FrameParser(version="1.1")
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        for frame in parser.feed(conn.recv(timeout=max(0.01, deadline - time.monotonic()))):
+            if frame is not None:
+                return frame
+    raise AssertionError("no answer to CONNECT")
+
+
+def test_the_web_clients_cookie_works_from_its_own_origin_only(live: LiveServer, alice: Person) -> None:
     ws = workspace_of(live, alice)
     cookie = login_cookie(live, alice)
-    # stomp.py's WebSocket library sends the Origin of the broker's own host (127.0.0.1): this server's pages.
-    connection, heard = subscribed(live, "session-cookie", ws, headers={"Cookie": cookie})
-    assert not heard.errors
-    live.services.messages.send("INFO", "hello", ws)
-    wait_until(lambda: heard.messages, what="the message")
-    connection.disconnect()
-
-    def refused(origin: str, cookie: str) -> str | None:
-        with ws_connect(f"ws://127.0.0.1:{live.broker.port}/", origin=origin,  # type: ignore[arg-type]
-                        additional_headers={"Cookie": cookie}) as socket:
-            socket.send("CONNECT\nlogin:wasdi\npasscode:session-cookie\naccept-version:1.1\n\n\x00")
-            frames = frames_of(socket, "ERROR") if origin != "ok" else []
-        return frames[0].header("message") if frames else None
-
-    # A page of another site that makes the browser open the socket gets nothing from the cookie.
-    assert refused("http://evil.example", cookie) == "access refused"
+    port = live.broker.port
+    own = f"http://127.0.0.1:{live.settings.port}"  # no public_url: the API's port on the host reached
+    assert cookie_answer(port, own, cookie, ws) == "CONNECTED"
+    assert cookie_answer(port, own.upper().replace("HTTP", "http"), cookie, ws) == "CONNECTED"
+    # Another web application on the same host (another port, the broker's own, the other scheme) or
+    # another site, which makes the browser open the socket, gets nothing from the cookie.
+    for origin in (f"http://127.0.0.1:{live.settings.port + 7}", f"http://127.0.0.1:{port}",
+                   f"https://127.0.0.1:{live.settings.port}", "http://127.0.0.1", "http://evil.example",
+                   f"http://localhost:{live.settings.port}", "null"):
+        assert cookie_answer(port, origin, cookie, ws) == "access refused", origin
     token = cookie.split("=", 1)[1]
     assert live.get("/auth/logout", Person(alice.user_id, token)).status_code == 200
-    assert refused("http://127.0.0.1:8080", cookie) == "access refused"
+    assert cookie_answer(port, own, cookie, ws) == "access refused"
+
+
+def test_with_a_public_url_the_cookie_comes_from_its_exact_origin(tmp_path: Any) -> None:
+    server = LiveServer(tmp_path / "data", public_url="https://wasdi.example.org/")
+    try:
+        alice = server.add_user("alice@example.org")
+        ws = workspace_of(server, alice)
+        cookie = login_cookie(server, alice)
+        port = server.broker.port
+        for origin in ("https://wasdi.example.org", "https://WASDI.example.org:443"):
+            assert cookie_answer(port, origin, cookie, ws) == "CONNECTED", origin
+        for origin in ("https://wasdi.example.org:8443", "http://wasdi.example.org", "https://example.org",
+                       f"http://127.0.0.1:{server.settings.port}"):
+            assert cookie_answer(port, origin, cookie, ws) == "access refused", origin
+    finally:
+        server.close()
+
+
+@pytest.mark.parametrize("header", ["Host", "Cookie", "Origin"])
+def test_a_repeated_handshake_header_is_a_400(live: LiveServer, alice: Person, header: str,
+                                              caplog: pytest.LogCaptureFixture) -> None:
+    cookie = login_cookie(live, alice)
+    values = {"Host": ["127.0.0.1", "evil.example"], "Cookie": [cookie, "wasdi_session=other"],
+              "Origin": [f"http://127.0.0.1:{live.settings.port}", "http://evil.example"]}[header]
+    lines = ["GET /rabbit-stomp/ws HTTP/1.1", "Upgrade: websocket", "Connection: Upgrade",
+             "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version: 13"]
+    if header != "Host":
+        lines.append(f"Host: 127.0.0.1:{live.broker.port}")
+    lines += [f"{header}: {value}" for value in values]
+    with socket.create_connection(("127.0.0.1", live.broker.port), timeout=5) as raw:
+        raw.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+        answer = b""
+        while chunk := raw.recv(4096):  # the broker closes after its answer
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 400 "), answer[:200]
+    assert answer.endswith(f"the {header} header is repeated\n".encode()), answer
+    assert not [r for r in caplog.records if r.exc_info], "no traceback is logged"
+    assert live.broker.connections == 0
 
 
 # -- the wire, as WASDI's web client (stomp.js 2.3) speaks it ---------------------------------------------

@@ -55,9 +55,14 @@ def start_listener(services: Services, *, host: str | None = None, port: int | N
     from .broker import StompBroker
 
     settings = services.settings
-    broker = StompBroker(backend, Gatekeeper(services.sessions, services.workspaces, settings.cors_allow_origins),
+    gatekeeper = Gatekeeper(services.sessions, services.workspaces, settings.cors_allow_origins,
+                            public_url=settings.public_url, api_port=settings.port)
+    broker = StompBroker(backend, gatekeeper,
                          host=host or settings.host, port=builtin_port(settings) if port is None else port,
-                         exchange_name=settings.broker_exchange, buffer_limit=settings.subscriber_buffer_bytes)
+                         exchange_name=settings.broker_exchange, buffer_limit=settings.subscriber_buffer_bytes,
+                         connections=settings.broker_connections,
+                         connections_per_address=settings.broker_connections_per_address,
+                         handshake_seconds=settings.broker_handshake_seconds)
     broker.start()
     return broker
 

@@ -1,10 +1,12 @@
 """Who is listening, and whether they may hear a workspace: the built-in broker's only rules.
 
 A connection is somebody's when its STOMP ``passcode`` is a valid session token (what the SDK sends), or
-when its WebSocket handshake carries the session cookie from a page of this server's origin (WASDI's web
-client, which sends the fixed credentials of its configuration).  A subscription to a workspace is allowed
-when that user may read it now; both are checked again while the connection lasts, so a logout, a removed
-sharing or a deleted workspace ends what it allowed.
+when its WebSocket handshake carries the session cookie from a page of this server's exact origin (scheme,
+host and port of ``public_url``; without one, the API's port on the host the browser reached), or of an
+origin the operator allows (WASDI's web client, which sends the fixed credentials of its configuration).
+Another web application on the same host, at another port, gets nothing from the cookie.  A subscription to
+a workspace is allowed when that user may read it now; both are checked again while the connection lasts,
+so a logout, a removed sharing or a deleted workspace ends what it allowed.
 """
 
 from __future__ import annotations
@@ -21,10 +23,22 @@ if TYPE_CHECKING:
     from ..services.workspaces import WorkspaceService
 
 
-def _hostname(value: str) -> str:
-    """The host of a ``Host`` header or an origin, without port or brackets, lower case."""
-    netloc = urlsplit(value).netloc if "://" in value else value
-    return (urlsplit("//" + netloc).hostname or "").lower()
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def origin_of(url: str) -> str | None:
+    """The origin of ``url`` as a browser writes it (``scheme://host[:port]``, lower case, no default port), or
+    ``None`` for anything that is not an http(s) address."""
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    scheme, host = parts.scheme.lower(), (parts.hostname or "").lower()
+    if scheme not in DEFAULT_PORTS or not host:
+        return None
+    shown = f"[{host}]" if ":" in host else host
+    return f"{scheme}://{shown}" if port in (None, DEFAULT_PORTS[scheme]) else f"{scheme}://{shown}:{port}"
 
 
 @dataclass(frozen=True)
@@ -38,20 +52,37 @@ class Handshake:
 
 class Gatekeeper:
     def __init__(self, sessions: SessionService, workspaces: WorkspaceService,
-                 allowed_origins: list[str] | None = None) -> None:
+                 allowed_origins: list[str] | None = None, *, public_url: str = "", api_port: int = 8080) -> None:
         self.sessions = sessions
         self.workspaces = workspaces
-        self.allowed_origins = {o.rstrip("/").lower() for o in allowed_origins or [] if o != "*"}
+        self.allowed_origins = {origin_of(o) or o.rstrip("/").lower() for o in allowed_origins or [] if o != "*"}
+        self.public_origin = origin_of(public_url) if public_url else None
+        """The origin of the server's pages (``public_url``); unset: the API's port on the host reached."""
+        self.api_port = api_port
+
+    def own_origin(self, handshake: Handshake) -> str | None:
+        """The origin of this server's own pages: ``public_url``'s, or else the API (http, its port) on the host
+        the browser reached the broker at."""
+        if self.public_origin is not None:
+            return self.public_origin
+        try:
+            host = urlsplit("//" + handshake.host).hostname
+        except ValueError:
+            return None
+        if not host:
+            return None
+        return origin_of(f"http://[{host}]:{self.api_port}" if ":" in host else f"http://{host}:{self.api_port}")
 
     def cookie_token(self, handshake: Handshake) -> str | None:
-        """The session cookie, when a browser sent it from this server's own pages (same host, any port) or
-        from an origin the operator allows (``cors_allow_origins``); else nothing."""
+        """The session cookie, when a browser sent it from this server's own pages (the exact origin: scheme,
+        host and port, of ``own_origin``) or from an origin the operator allows (``cors_allow_origins``); else
+        nothing."""
         token = token_from_cookies(handshake.cookie)
         if token is None:
             return None
         if handshake.origin is not None:
-            origin = handshake.origin.rstrip("/").lower()
-            if origin not in self.allowed_origins and _hostname(origin) != _hostname(handshake.host):
+            origin = origin_of(handshake.origin)
+            if origin is None or (origin not in self.allowed_origins and origin != self.own_origin(handshake)):
                 return None
         return token
 

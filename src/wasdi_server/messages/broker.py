@@ -15,6 +15,9 @@ WASDI's web client writes ``/rabbit-stomp/ws``), in one thread running an asynci
 A message is encoded once per group of subscriptions that get the same frame (the same subscription id
 and destination: every web client's first subscription is ``sub-0``) and written to all of them at once
 (``websockets.broadcast``), so a thousand subscribers cost a thousand socket writes, not a thousand tasks.
+Connections are a budget (``broker_connections``: in all and per address, the ones not logged in shed first),
+the WebSocket handshake and then the CONNECT frame each must come within ``handshake_seconds``, and a
+handshake repeating ``Host``, ``Origin`` or ``Cookie`` is a 400 (``broker_connections.py``).
 Nothing is kept for a workspace nobody listens to.  A subscriber that does not read is cut once more than
 ``buffer_limit`` bytes wait in its connection's buffer, so memory stays bounded whatever a client does.
 """
@@ -41,6 +44,7 @@ from wasdi_sdk.events.stomp import (
     parse_heartbeat,
 )
 
+from ..connection_budget import LISTEN_BACKLOG, ConnectionBudget
 from .access import Gatekeeper, Handshake
 from .exchange import Exchange
 from .publisher import Message
@@ -116,7 +120,9 @@ class StompBroker:
 
     def __init__(self, exchange: Exchange, gatekeeper: Gatekeeper, *, host: str = "127.0.0.1", port: int = 0,
                  exchange_name: str = "amq.topic", buffer_limit: int = 8 << 20,
-                 recheck_seconds: float = RECHECK_SECONDS, heartbeat: tuple[int, int] = OFFERED_HEARTBEAT) -> None:
+                 recheck_seconds: float = RECHECK_SECONDS, heartbeat: tuple[int, int] = OFFERED_HEARTBEAT,
+                 connections: int = 4096, connections_per_address: int = 256,
+                 handshake_seconds: float = CONNECT_TIMEOUT) -> None:
         self.exchange = exchange
         self.gatekeeper = gatekeeper
         self.host = host
@@ -126,6 +132,8 @@ class StompBroker:
         self.recheck_seconds = recheck_seconds
         self.heartbeat = heartbeat
         """What this end offers in CONNECTED's ``heart-beat``: (can send every, wants to receive every) ms."""
+        self.budget = ConnectionBudget("the built-in broker", connections, connections_per_address)
+        self.handshake_seconds = handshake_seconds
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._stopping: asyncio.Event | None = None
@@ -178,11 +186,15 @@ class StompBroker:
     async def _main(self) -> None:
         from websockets.asyncio.server import serve
 
+        from .broker_connections import connection_class, refuse_repeated_headers
+
         self._loop = asyncio.get_running_loop()
         self._stopping = asyncio.Event()
         async with serve(self._connection, self.host, self.port, select_subprotocol=_select_subprotocol,
                          max_size=MAX_FRAME_BYTES, max_queue=16, ping_interval=20, ping_timeout=20,
-                         close_timeout=2, compression=None, server_header=SERVER_NAME) as server:
+                         close_timeout=2, compression=None, server_header=SERVER_NAME,
+                         open_timeout=self.handshake_seconds, process_request=refuse_repeated_headers,
+                         create_connection=connection_class(self.budget), backlog=LISTEN_BACKLOG) as server:
             sockets = list(server.sockets)
             if sockets:
                 self.port = int(sockets[0].getsockname()[1])
@@ -249,6 +261,7 @@ class StompBroker:
         handshake = Handshake(host=headers.get("Host", ""), origin=headers.get("Origin"),
                               cookie=headers.get("Cookie"))
         session = Session(self, websocket, handshake)
+        websocket.session = session  # what the budget reads: logged in, subscribed
         self._sessions.add(session)
         writer = session.writer = asyncio.create_task(self._write(session))
         try:
@@ -303,7 +316,7 @@ class StompBroker:
         parser = FrameParser(version="1.2", max_frame_bytes=MAX_FRAME_BYTES)
         silent_since = loop.time()
         last_check = loop.time()
-        connect_by = loop.time() + CONNECT_TIMEOUT
+        connect_by = loop.time() + self.handshake_seconds
         while not session.closing:
             now = loop.time()
             if session.user is None:

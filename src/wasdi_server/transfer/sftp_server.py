@@ -13,6 +13,10 @@ event loop of its own thread.  What a session may do is exactly what a transfer 
 * upload, resume, list, download, rename, delete, and folders, inside the account's folder
   (``ConfinedFolder``: no path leaves it, links included; making links is refused; permissions and owners
   sent by clients are ignored); writes count against the account's quota (``sftp_quota_bytes``).
+
+Connections are a budget (``connection_budget.py``: ``sftp_connections`` in all and per address), counted from
+the accept: the oldest ones not logged in are closed first to make room, a logged-in one never; an SSH
+connection must have logged in within ``handshake_seconds`` (key exchange and password).
 """
 
 from __future__ import annotations
@@ -22,12 +26,14 @@ import contextlib
 import logging
 import os
 import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import asyncssh
 from asyncssh import SFTPAttrs, SFTPName, SFTPVFSAttrs
 
+from ..connection_budget import IDLE, LISTEN_BACKLOG, ConnectionBudget
 from ..services.identity import normalise_user_id
 from . import host_key
 from .confined_folder import ConfinedFolder, LeavesFolder, Quota, QuotaExceeded
@@ -41,21 +47,25 @@ if TYPE_CHECKING:
     from ..services.uploads import UploadAccountService
 
 log = logging.getLogger("wasdi_server.sftp")
-LOGIN_GRACE_SECONDS = 30
-"""An unauthenticated connection is closed after this long."""
+LOGIN_GRACE_SECONDS = 30.0
+"""An unauthenticated connection is closed after this long (unless ``handshake_seconds`` says otherwise)."""
 
 
 class SftpService:
     """The SFTP service of one server: ``start`` listens, ``stop`` ends every session and stops listening."""
 
     def __init__(self, uploads: UploadAccountService, *, host: str, port: int, host_key_path: Path,
-                 quota_bytes: int, throttle: LoginThrottle) -> None:
+                 quota_bytes: int, throttle: LoginThrottle, connections: int = 256,
+                 connections_per_address: int = 16, handshake_seconds: float = LOGIN_GRACE_SECONDS) -> None:
         self.uploads = uploads
         self.host = host
         self.port = port
         self.host_key_path = host_key_path
         self.quota_bytes = quota_bytes
         self.throttle = throttle
+        self.budget = ConnectionBudget("the SFTP service", connections, connections_per_address)
+        """Used by the service's loop thread only (accepts and closes)."""
+        self.handshake_seconds = handshake_seconds
         self.fingerprint = ""
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -87,7 +97,8 @@ class SftpService:
         return await asyncssh.create_server(
             lambda: _AccountLogin(self), self.host, self.port, server_host_keys=[key],
             sftp_factory=self._sftp_session, allow_scp=False, allow_pty=False, agent_forwarding=False,
-            x11_forwarding=False, login_timeout=LOGIN_GRACE_SECONDS, encoding=None)
+            x11_forwarding=False, login_timeout=self.handshake_seconds, encoding=None,
+            backlog=LISTEN_BACKLOG)
 
     def stop(self) -> None:
         """End every session and stop listening (done already is fine)."""
@@ -194,13 +205,28 @@ class _AccountLogin(asyncssh.SSHServer):
     def __init__(self, service: SftpService) -> None:
         self.service = service
         self.connection: asyncssh.SSHServerConnection | None = None
+        self.accepted_at = time.time()
+        self.logged_in = False
 
     def connection_made(self, conn: asyncssh.SSHServerConnection) -> None:
         self.connection = conn
+        peer = conn.get_extra_info("peername")
+        address = str(peer[0]) if isinstance(peer, tuple) and peer else "?"
+        if not self.service.budget.admit(address, self):
+            # after asyncssh's own start of the connection (it writes its version next): on the next turn
+            asyncio.get_running_loop().call_soon(conn.abort)
 
     def connection_lost(self, exc: Exception | None) -> None:
+        self.service.budget.release(self)
         if self.connection is not None:
             self.service._closed(self.connection)
+
+    def shed_rank(self) -> tuple[int, float] | None:
+        return None if self.logged_in else (IDLE, self.accepted_at)
+
+    def shed(self) -> None:
+        if self.connection is not None:
+            self.connection.abort()
 
     def begin_auth(self, username: str) -> bool:
         return True
@@ -210,7 +236,8 @@ class _AccountLogin(asyncssh.SSHServer):
 
     async def validate_password(self, username: str, password: str) -> bool:
         assert self.connection is not None
-        return await self.service.check_password(self.connection, username, password)
+        self.logged_in = await self.service.check_password(self.connection, username, password)
+        return self.logged_in
 
 
 class _OpenFile:
