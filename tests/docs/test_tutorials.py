@@ -158,7 +158,8 @@ def run_page(page: str, folder: Path, env: dict[str, str], fill: dict[str, str])
             if block.language == "console":
                 commands.extend(transcript(text))
                 continue
-            ran += run_block(page, block, text, folder, env, flush)
+            scripts = run_block(page, block, text, folder, env, flush)  # flush() adds to ran: call it first
+            ran += scripts
         flush()
     finally:
         for terminal in terminals:
