@@ -297,6 +297,11 @@ class Settings:
     app_account_scope_apps: list[str] = field(default_factory=list)
     """Apps whose runs get a session reaching their caller's whole account (other workspaces, sharing ...)
     instead of the run's own workspace; env: comma separated."""
+    app_disk_mb: int = Field(default=0, ge=0)
+    """How much an app run may grow its workspace folder (checked while it runs; past it the run ends ERROR);
+    0: what the owner's subscription storage has left where subscription checks apply, else no limit."""
+    app_max_minutes: int = Field(default=1440, ge=1)
+    """Wall-clock ceiling of an app run: an app's own ``minuteTimeout`` (0, none, included) cannot exceed it."""
 
     @property
     def files_root(self) -> Path:
