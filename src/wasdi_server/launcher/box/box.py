@@ -150,10 +150,11 @@ class Box:
         read += [TRAMPOLINE.parent, interpreter, system.program_root(interpreter)]
         # Its working folder exists, as it did before worlds: Landlock still decides what may be read there.
         read += [Path(p) for p in self._allowed([job.cwd])]
+        write = [Path(p) for p in self._allowed(job.write)]
         if doors is not None:
-            read.append(doors.folder)
-        return world.World(tuple(read), tuple(Path(p) for p in self._allowed(job.write)), tmpfs, {},
-                           Path(job.cwd), doors is not None)
+            # Writable for the forwarder's inward sockets; the program's Landlock rules leave it read-only.
+            write.append(doors.folder)
+        return world.World(tuple(read), tuple(write), tmpfs, {}, Path(job.cwd), doors is not None)
 
     def spec(self, job: Job, run_id: str, doors: OpenDoors | None = None) -> dict[str, Any]:
         limits = job.limits or self.limits
@@ -161,7 +162,7 @@ class Box:
         connect = {*job.connect_ports, *self.outbound_ports}
         forwards = doors.forwards() if doors is not None else []
         if self.in_worlds:
-            connect.update(port for port, _ in forwards)
+            connect.update(port for port, _ in forwards if isinstance(port, int))
             if doors is not None and self.doors is not None:
                 env.update(self.doors.env())
         elif self.confined:
@@ -229,7 +230,7 @@ class Box:
         self.check()
         run_id = job.name or uuid.uuid4().hex
         identity = job.identity or RunIdentity("", "", "", on_output or _ignore)
-        doors = open_doors(self.doors, identity) if self.in_worlds else None
+        doors = open_doors(self.doors, identity, list(job.exposes)) if self.in_worlds else None
         try:
             return self._run(job, run_id, doors, on_output, stop, timeout, on_start)
         finally:

@@ -1,6 +1,8 @@
 """The inside half of the box's doors (``doors.py``): in the run's own network namespace, where nothing
 but loopback exists, it listens on ``127.0.0.1:<port>`` for each door and splices every connection to
-the door's Unix socket, which the server answers.
+the door's Unix socket, which the server answers; and, the other way, for each inward door (a port a
+program listens on inside, such as a notebook's lab) it listens on a Unix socket the server connects to and
+splices each connection to that port.
 
 Started by the run's supervisor inside the world, before the program, as a process of its own (the
 program's process becomes the program).  Standard library C modules only (``_socket``, ``_thread``), for
@@ -18,15 +20,28 @@ BACKLOG = 64
 CHUNK = 65536
 
 
-def listen(forwards: list[tuple[int, str]]) -> list[tuple[_socket.socket, str]]:
-    """A listening socket on the run's loopback for each (port, Unix socket path)."""
+def _socket_for(where: int | str) -> _socket.socket:
+    if isinstance(where, int):
+        return _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
+    return _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+
+
+def _address(where: int | str) -> tuple[str, int] | str:
+    return ("127.0.0.1", where) if isinstance(where, int) else where
+
+
+def listen(forwards: list[tuple[int | str, int | str]]) -> list[tuple[_socket.socket, int | str]]:
+    """A listening socket for each (where to listen, where to connect): a door (a port of the run's loopback
+    leading to the server's Unix socket) or an inward door (a Unix socket the server connects to, leading to
+    a port the program listens on inside)."""
     found = []
-    for port, path in forwards:
-        listener = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
-        listener.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
-        listener.bind(("127.0.0.1", int(port)))
+    for where, target in forwards:
+        listener = _socket_for(where)
+        if isinstance(where, int):
+            listener.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
+        listener.bind(_address(where))
         listener.listen(BACKLOG)
-        found.append((listener, path))
+        found.append((listener, target))
     return found
 
 
@@ -46,10 +61,10 @@ def _pump(source: _socket.socket, target: _socket.socket, done: _thread.LockType
     done.release()
 
 
-def _connection(client: _socket.socket, path: str) -> None:
-    door = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+def _connection(client: _socket.socket, target: int | str) -> None:
+    door = _socket_for(target)
     try:
-        door.connect(path)
+        door.connect(_address(target))
     except OSError:
         client.close()
         door.close()
@@ -65,20 +80,20 @@ def _connection(client: _socket.socket, path: str) -> None:
     door.close()
 
 
-def _accept(listener: _socket.socket, path: str) -> None:
+def _accept(listener: _socket.socket, target: int | str) -> None:
     while True:
         try:
             fd, _ = listener._accept()  # type: ignore[attr-defined]  # the C socket's own accept
         except OSError:
             continue
         client = _socket.socket(fileno=fd)
-        _thread.start_new_thread(_connection, (client, path))
+        _thread.start_new_thread(_connection, (client, target))
 
 
-def serve(listeners: list[tuple[_socket.socket, str]]) -> None:
+def serve(listeners: list[tuple[_socket.socket, int | str]]) -> None:
     """Forward every connection, for as long as the run lives (its PID namespace ends this process)."""
-    for listener, path in listeners[1:]:
-        _thread.start_new_thread(_accept, (listener, path))
+    for listener, target in listeners[1:]:
+        _thread.start_new_thread(_accept, (listener, target))
     if listeners:
         _accept(*listeners[0])
     os._exit(0)

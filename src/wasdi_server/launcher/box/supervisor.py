@@ -72,8 +72,9 @@ if TYPE_CHECKING:
         grace_seconds: float
         world: list[str]
         """The ``bwrap`` command line up to the program (``--inside 3`` at its end): empty for no world."""
-        forwards: list[tuple[int, str]]
-        """The doors: (port on the run's loopback, Unix socket the server answers)."""
+        forwards: list[tuple[int | str, int | str]]
+        """The doors: (where to listen, where to connect): a port on the run's loopback and the Unix socket the
+        server answers, or (inward doors) a Unix socket the server connects to and a port inside."""
 
     class Report(TypedDict, total=False):
         """What the supervisor writes on ``REPORT_FD``."""
@@ -440,7 +441,7 @@ def inside() -> int:
             job = marshal.loads(handle.read())
         assert job is not None
         os.chdir(job["cwd"])
-        listeners = forwarder.listen([(int(port), str(path)) for port, path in job.get("forwards") or []])
+        listeners = forwarder.listen(list(job.get("forwards") or []))
         if listeners and os.fork() == 0:
             try:
                 null = os.open(os.devnull, os.O_RDWR)
