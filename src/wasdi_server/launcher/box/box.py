@@ -148,8 +148,6 @@ class Box:
         interpreter = Path(os.path.realpath(sys.executable))
         read = [Path(p) for p in self._allowed(job.read)]
         read += [TRAMPOLINE.parent, interpreter, system.program_root(interpreter)]
-        # Its working folder exists, as it did before worlds: Landlock still decides what may be read there.
-        read += [Path(p) for p in self._allowed([job.cwd])]
         write = [Path(p) for p in self._allowed(job.write)]
         if doors is not None:
             # Writable for the forwarder's inward sockets; the program's Landlock rules leave it read-only.

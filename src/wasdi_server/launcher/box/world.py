@@ -129,6 +129,10 @@ def bwrap_argv(world: World, command: Sequence[str], *, bwrap: str = BWRAP) -> l
         mounts.append((space.path, 1, ["--size", str(max(1, space.size_mb) * MB), "--tmpfs", space.path]))
     mounts += [(path, 2, options) for path, options in _binds(world.read_only, "--ro-bind")]
     mounts += [(path, 3, options) for path, options in _binds(world.read_write, "--bind")]
+    cwd = os.path.abspath(world.cwd)
+    if not any(cwd == path or cwd.startswith(path.rstrip("/") + "/") for path, _kind, _options in mounts):
+        # A working folder outside everything the world holds exists there, empty, and nothing more.
+        mounts.append((cwd, 4, ["--dir", cwd]))
     seen: set[tuple[str, ...]] = set()
     for _path, _kind, options in sorted(mounts, key=lambda m: (_depth(m[0]), m[1], m[0])):
         if tuple(options) not in seen:
