@@ -179,7 +179,9 @@ class Box:
             "cwd": str(job.cwd),
             "confine": self.confined,
             "read": system.system_read() + self._allowed(job.read),
-            "write": [system.SHARED_MEMORY, *(["/tmp"] if self.in_worlds else []), *self._allowed(job.write)],
+            # The world's /tmp is its own but stays read-only: folders a run is given below the host's /tmp have
+            # their parents there, and a run writes its scratch folder (its TMPDIR) instead.
+            "write": [system.SHARED_MEMORY, *self._allowed(job.write)],
             "devices": system.devices(),
             "connect_ports": sorted(connect),
             "bind_ports": sorted(set(job.bind_ports)),

@@ -5,7 +5,7 @@ program listens on inside, such as a notebook's lab) it listens on a Unix socket
 splices each connection to that port.
 
 Started by the run's supervisor inside the world, before the program, as a process of its own (the
-program's process becomes the program).  Standard library C modules only (``_socket``, ``_thread``), for
+program's process becomes the program).  Standard library C modules only (``_socket``, ``select``), for
 the reason ``supervisor.py`` gives: an interpreter started with ``-I -S`` and nothing more starts fast.
 """
 # ruff: noqa: SIM105  (contextlib would be one more import: see supervisor.py)
@@ -13,8 +13,7 @@ the reason ``supervisor.py`` gives: an interpreter started with ``-I -S`` and no
 from __future__ import annotations
 
 import _socket
-import _thread
-import os
+import select
 
 BACKLOG = 64
 CHUNK = 65536
@@ -45,23 +44,96 @@ def listen(forwards: list[tuple[int | str, int | str]]) -> list[tuple[_socket.so
     return found
 
 
-def _pump(source: _socket.socket, target: _socket.socket, done: _thread.LockType) -> None:
-    try:
-        while True:
-            data = source.recv(CHUNK)
-            if not data:
-                break
-            target.sendall(data)
-    except OSError:
-        pass
-    try:
-        target.shutdown(_socket.SHUT_WR)
-    except OSError:
-        pass
-    done.release()
+class _Side:
+    """One socket of a spliced pair: what waits to be written to it, whether it has said all it had to say
+    (end of file read), and whether writing to it is over (its peer ended, and all was written)."""
+
+    def __init__(self, sock: _socket.socket) -> None:
+        self.sock = sock
+        self.fd = sock.fileno()
+        self.pending = b""
+        self.said_all = False
+        self.shut = False
+        self.other: _Side = self
+
+    def mask(self) -> int:
+        wanted = 0
+        if not self.said_all and len(self.other.pending) < CHUNK * 4:
+            wanted |= select.POLLIN
+        if self.pending:
+            wanted |= select.POLLOUT
+        return wanted
 
 
-def _connection(client: _socket.socket, target: int | str) -> None:
+def serve(listeners: list[tuple[_socket.socket, int | str]]) -> None:
+    """Forward every connection, for as long as the run lives (its PID namespace ends this process).
+
+    One thread, one ``poll`` loop: the forwarder never starts a task, so a run that spent its process limit
+    still reaches its doors (the official library reports the failure through the API door)."""
+    poller = select.poll()
+    accepting: dict[int, tuple[_socket.socket, int | str]] = {}
+    sides: dict[int, _Side] = {}
+    for listener, target in listeners:
+        accepting[listener.fileno()] = (listener, target)
+        poller.register(listener.fileno(), select.POLLIN)
+
+    def close(side: _Side) -> None:
+        for one in (side, side.other):
+            if one.fd in sides:
+                del sides[one.fd]
+                poller.unregister(one.fd)
+                one.sock.close()
+
+    while True:
+        for fd, events in poller.poll():
+            if fd in accepting:
+                _accept(poller, sides, *accepting[fd])
+                continue
+            side = sides.get(fd)
+            if side is None:
+                continue
+            if events & select.POLLERR:
+                close(side)
+                continue
+            if events & (select.POLLIN | select.POLLHUP) and not side.said_all:
+                try:
+                    data = side.sock.recv(CHUNK)
+                except BlockingIOError:
+                    data = None
+                except OSError:
+                    data = b""
+                if data == b"":
+                    side.said_all = True
+                elif data:
+                    side.other.pending += data
+            if events & select.POLLOUT and side.pending:
+                try:
+                    side.pending = side.pending[side.sock.send(side.pending):]
+                except BlockingIOError:
+                    pass
+                except OSError:
+                    close(side)
+                    continue
+            for one in (side, side.other):
+                if one.other.said_all and not one.pending and not one.shut:
+                    one.shut = True
+                    try:
+                        one.sock.shutdown(_socket.SHUT_WR)
+                    except OSError:
+                        pass
+            if (side.shut and side.other.shut) or (events & select.POLLHUP and side.said_all and side.shut):
+                close(side)
+                continue
+            poller.modify(side.fd, side.mask())
+            poller.modify(side.other.fd, side.other.mask())
+
+
+def _accept(poller: select.poll, sides: dict[int, _Side], listener: _socket.socket, target: int | str) -> None:
+    try:
+        client_fd, _ = listener._accept()  # type: ignore[attr-defined]  # the C socket's own accept
+    except OSError:
+        return
+    client = _socket.socket(fileno=client_fd)
     door = _socket_for(target)
     try:
         door.connect(_address(target))
@@ -69,31 +141,9 @@ def _connection(client: _socket.socket, target: int | str) -> None:
         client.close()
         door.close()
         return
-    done = _thread.allocate_lock()
-    done.acquire()
-    _thread.start_new_thread(_pump, (door, client, done))
-    other = _thread.allocate_lock()
-    other.acquire()
-    _pump(client, door, other)
-    done.acquire()
-    client.close()
-    door.close()
-
-
-def _accept(listener: _socket.socket, target: int | str) -> None:
-    while True:
-        try:
-            fd, _ = listener._accept()  # type: ignore[attr-defined]  # the C socket's own accept
-        except OSError:
-            continue
-        client = _socket.socket(fileno=fd)
-        _thread.start_new_thread(_connection, (client, target))
-
-
-def serve(listeners: list[tuple[_socket.socket, int | str]]) -> None:
-    """Forward every connection, for as long as the run lives (its PID namespace ends this process)."""
-    for listener, target in listeners[1:]:
-        _thread.start_new_thread(_accept, (listener, target))
-    if listeners:
-        _accept(*listeners[0])
-    os._exit(0)
+    one, two = _Side(client), _Side(door)
+    one.other, two.other = two, one
+    for side in (one, two):
+        side.sock.setblocking(False)
+        sides[side.fd] = side
+        poller.register(side.fd, select.POLLIN)

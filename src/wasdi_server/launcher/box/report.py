@@ -152,7 +152,7 @@ def lines(facts: dict[str, Any]) -> list[str]:
                      + ("" if "proxy" in doors else "; no proxy door (no proxy service here: builds install "
                         "offline, from apps_find_links)")))
         rows.append(("each run may", "read the system's libraries and interpreters, its app and its environment; "
-                     "write its workspace and scratch folders and its private /tmp and /dev/shm; reach the network "
+                     "write its workspace and scratch folders and its private /dev/shm; reach the network "
                      "only through its doors; see only its own processes; nothing else of the data directory"))
     memory_scope = "per run" if limits["memory_by"] == "cgroup" else "per process"
     rows.append(("limits", f"memory {limits['memory_mb']} MB ({memory_scope}), "
