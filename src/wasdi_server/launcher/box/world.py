@@ -130,7 +130,8 @@ def bwrap_argv(world: World, command: Sequence[str], *, bwrap: str = BWRAP) -> l
     mounts += [(path, 2, options) for path, options in _binds(world.read_only, "--ro-bind")]
     mounts += [(path, 3, options) for path, options in _binds(world.read_write, "--bind")]
     cwd = os.path.abspath(world.cwd)
-    if not any(cwd == path or cwd.startswith(path.rstrip("/") + "/") for path, _kind, _options in mounts):
+    bound = [path for path, _kind, options in mounts if options[0] in ("--ro-bind", "--bind")]
+    if not any(cwd == path or cwd.startswith(path.rstrip("/") + "/") for path in bound):
         # A working folder outside everything the world holds exists there, empty, and nothing more.
         mounts.append((cwd, 4, ["--dir", cwd]))
     seen: set[tuple[str, ...]] = set()
