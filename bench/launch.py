@@ -1,6 +1,9 @@
 """How fast apps start and finish, boxed and unboxed: run -> RUNNING and run -> DONE of a no-op app, queued
-runs drained, and a redeploy with an unchanged pip.txt, on two real server processes over loopback, one
-with ``app_isolation = required`` (the box) and one with ``off``, measured alternately in the same run.
+runs drained, and a redeploy with an unchanged pip.txt, on three real server processes over loopback: one
+with ``app_isolation = required`` (the box: each run in a world of its own, namespaces by bubblewrap), one
+with the box as it was before worlds (Landlock, seccomp and limits on the host's shared view: the same
+server with ``Box.in_worlds`` turned off, for this comparison only), and one with ``off``, measured
+alternately in the same run.
 
 Every figure is given as a ratio against a baseline measured in the same run on the same machine:
 starting the app environment's interpreter and importing the official library (``python -c "import
@@ -10,8 +13,9 @@ box's own start is also timed alone: ``/bin/true`` started directly, then throug
 
     PYTHONPATH=src python bench/launch.py [--runs 10] [--queued 50] [--workers 4] [--find-links DIR]
 
-Targets (issues 8 and 17, on a 2-core machine): RUNNING < 1 s, DONE < 2 s, redeploy (cache) < 5 s; boxed
-run -> DONE <= 1.1 x unboxed; boxed redeploy unchanged within noise.
+Targets (issues 8, 17 and 27, on a 2-core machine): RUNNING < 1 s, DONE < 2 s, redeploy (cache) < 5 s; boxed
+run -> DONE <= 1.1 x unboxed; boxed redeploy unchanged within noise; run -> DONE in worlds <= 1.15 x the box
+before worlds.
 """
 
 from __future__ import annotations
@@ -35,6 +39,11 @@ PASSWORD = "bench-password-1"
 USER = "bench@example.org"
 NOOP = "def run():\n    pass\n"
 DEFAULT_WHEELS = Path.home() / ".cache" / "wasdi-toolkit-tests" / "wheels"
+WITHOUT_WORLDS = ("import sys\nfrom wasdi_server.launcher.box.box import Box\n"
+                  "Box.in_worlds = property(lambda self: False)  # the box before worlds, for the comparison\n"
+                  "from wasdi_server.cli import main\nsys.exit(main(sys.argv[1:]))\n")
+MODES = {"required": "required", "landlock": "required", "off": "off"}
+"""Each server's ``app_isolation``; ``landlock`` is the box before worlds."""
 
 
 def free_port() -> int:
@@ -52,7 +61,8 @@ def app_zip(files: dict[str, str]) -> bytes:
 
 
 class Bench:
-    def __init__(self, data_dir: Path, workers: int, find_links: Path | None, isolation: str) -> None:
+    def __init__(self, data_dir: Path, workers: int, find_links: Path | None, isolation: str,
+                 worlds: bool = True) -> None:
         self.data_dir = data_dir
         env = {k: v for k, v in os.environ.items() if not k.startswith("WASDI_SERVER_")}
         self.env = env
@@ -66,7 +76,8 @@ class Bench:
         config.write_text("\n".join(lines) + "\n")
         self.port = free_port()
         self.log = open(data_dir.parent / "server.log", "wb")  # noqa: SIM115 (closed in close())
-        self.proc = subprocess.Popen([sys.executable, "-m", "wasdi_server", "serve", "--data-dir", str(data_dir),
+        start = [sys.executable, "-m", "wasdi_server"] if worlds else [sys.executable, "-c", WITHOUT_WORLDS]
+        self.proc = subprocess.Popen([*start, "serve", "--data-dir", str(data_dir),
                                       "--port", str(self.port), "--config", str(config), "--sftp-port", "0"], env=env,
                                      stdout=self.log, stderr=subprocess.STDOUT)
         self.base = f"http://127.0.0.1:{self.port}"
@@ -138,23 +149,29 @@ class Bench:
         return time.perf_counter() - start
 
 
-def box_start_costs(rounds: int) -> tuple[float, float, float]:
-    """Median seconds to run /bin/true directly, through the box unconfined, and boxed."""
+def box_start_costs(rounds: int) -> tuple[float, float, float, float]:
+    """Median seconds to run /bin/true directly, through the box unconfined, boxed before worlds, and boxed."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
     from wasdi_server.launcher.box import Box, Job
 
+    class BoxBeforeWorlds(Box):
+        @property
+        def in_worlds(self) -> bool:
+            return False
+
     job = Job(["/bin/true"], {"PATH": "/usr/bin:/bin"}, Path("/"))
-    boxed, unconfined = Box(), Box(isolation="off")
-    times: dict[str, list[float]] = {"direct": [], "off": [], "boxed": []}
+    boxes = {"off": Box(isolation="off"), "landlock": BoxBeforeWorlds(), "boxed": Box()}
+    times: dict[str, list[float]] = {"direct": [], **{name: [] for name in boxes}}
     for _ in range(rounds):
         start = time.perf_counter()
         subprocess.run(["/bin/true"], check=True)
         times["direct"].append(time.perf_counter() - start)
-        for name, box in (("off", unconfined), ("boxed", boxed)):
+        for name, box in boxes.items():
             start = time.perf_counter()
             assert box.run(job).exit_code == 0
             times[name].append(time.perf_counter() - start)
-    return statistics.median(times["direct"]), statistics.median(times["off"]), statistics.median(times["boxed"])
+    return (statistics.median(times["direct"]), statistics.median(times["off"]), statistics.median(times["landlock"]),
+            statistics.median(times["boxed"]))
 
 
 def baseline(data_dir: Path, app: str, rounds: int) -> float:
@@ -176,11 +193,12 @@ def main() -> None:
                         help="local wheels for the environments (default: the test wheelhouse when present)")
     args = parser.parse_args()
     figures: dict[str, dict[str, list[float]]] = {mode: {"running": [], "done": [], "redeploy": [], "drain": []}
-                                                  for mode in ("required", "off")}
-    failed = {"required": 0, "off": 0}
+                                                  for mode in MODES}
+    failed = dict.fromkeys(MODES, 0)
     with tempfile.TemporaryDirectory(prefix="wasdi-bench-launch-") as scratch:
-        benches = {mode: Bench(Path(scratch) / mode / "data", args.workers, args.find_links, mode)
-                   for mode in ("required", "off")}
+        benches = {mode: Bench(Path(scratch) / mode / "data", args.workers, args.find_links, isolation,
+                               worlds=mode != "landlock")
+                   for mode, isolation in MODES.items()}
         try:
             for bench in benches.values():
                 bench.upload("noop", {"myProcessor.py": NOOP, "pip.txt": "six\n" if args.find_links else ""})
@@ -200,13 +218,15 @@ def main() -> None:
         finally:
             for bench in benches.values():
                 bench.close()
-    direct, unconfined, boxed = box_start_costs(20)
+    direct, unconfined, landlock, boxed = box_start_costs(20)
     median = {mode: {k: statistics.median(v) for k, v in f.items()} for mode, f in figures.items()}
     # Each boxed figure was measured right after its unboxed twin: the median of those pairs' ratios cancels
     # most of what other work on the machine does to both.
     paired = {key: statistics.median(b / u for b, u in zip(figures["required"][key], figures["off"][key],
                                                                strict=True))
               for key in ("running", "done", "redeploy")}
+    worlds = statistics.median(w / t for w, t in zip(figures["required"]["done"], figures["landlock"]["done"],
+                                                     strict=True))
     print(f"baseline: start the app's interpreter + import wasdi   {base * 1000:8.0f} ms")
     print(f"{'figure (medians)':40} {'boxed':>9} {'unboxed':>9} {'boxed/unboxed':>14} {'x baseline':>11}  target")
     rows = (("run -> RUNNING (no-op app)", "running", "< 1 s"), ("run -> DONE (no-op app)", "done", "< 2 s; <= 1.1x"),
@@ -214,13 +234,17 @@ def main() -> None:
     for label, key, target in rows:
         b, u = median["required"][key], median["off"][key]
         print(f"{label:40} {b * 1000:6.0f} ms {u * 1000:6.0f} ms {paired[key]:13.2f}x {b / base:10.1f}x  {target}")
-    for mode, label in (("required", "boxed"), ("off", "unboxed")):
+    for mode, label in (("required", "boxed"), ("landlock", "no world"), ("off", "unboxed")):
         drain = median[mode]["drain"]
         print(f"{args.queued} queued no-op runs, {args.workers} workers, {label:8} drained in {drain:5.1f} s = "
               f"{args.queued / drain * 60:4.0f} runs/min{'' if not failed[mode] else f', {failed[mode]} not DONE'}")
     ratio = paired["done"]
     print(f"the box's own start (/bin/true): direct {direct * 1000:.1f} ms, through the trampoline unconfined "
-          f"{unconfined * 1000:.1f} ms, boxed {boxed * 1000:.1f} ms")
+          f"{unconfined * 1000:.1f} ms, boxed before worlds {landlock * 1000:.1f} ms, boxed in a world "
+          f"{boxed * 1000:.1f} ms")
+    print(f"run -> DONE (no-op app) in worlds {median['required']['done'] * 1000:.0f} ms / before worlds "
+          f"{median['landlock']['done'] * 1000:.0f} ms = {worlds:.2f} ({'PASS' if worlds <= 1.15 else 'MISS'} "
+          f"against <= 1.15; the median of {args.runs} back-to-back pairs)")
     print(f"run -> DONE boxed / unboxed = {ratio:.2f} ({'PASS' if ratio <= 1.1 else 'MISS'} against <= 1.1; "
           f"the median of {args.runs} back-to-back pairs)")
 

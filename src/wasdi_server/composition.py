@@ -15,6 +15,7 @@ from .launcher import (
     ops_graph,  # noqa: F401  (registers GRAPH)
     ops_products,  # noqa: F401  (registers INGEST, READMETADATA, DOWNLOAD, SHARE, PUBLISHBAND, DELETE)
 )
+from .launcher.box.doors import DoorService
 from .launcher.ops_apps import api_ports
 from .launcher.pool import Launcher
 from .messages import Messages, build_messages
@@ -183,6 +184,8 @@ class Services:
     """Sends the calls of a workspace held by another node there; ``None`` on a lone server."""
     merges: Merges = field(init=False)
     outbox: Outbox | None = None
+    door_proxy: DoorService | None = None
+    """The outbound proxy behind each boxed run's proxy door (``launcher/box/doors.py``); ``None``: no proxy door."""
     propagation: Propagation = field(init=False)
 
     def __post_init__(self) -> None:

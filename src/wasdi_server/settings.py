@@ -308,8 +308,8 @@ class Settings:
     app_cpu_seconds: int = Field(default=86400, ge=0)
     """CPU time one process of a run may use (besides an app's wall-clock ``minuteTimeout``); 0: no limit."""
     app_outbound_ports: list[int] = field(default_factory=lambda: [80, 443])
-    """TCP ports runs, builds and workflows may connect to on any host (besides the server's own API port);
-    env: comma separated."""
+    """TCP ports Landlock lets runs, builds and workflows connect to (besides their doors); in a run's world only
+    its doors answer; env: comma separated."""
     notebook_host: str = "127.0.0.1"
     """Address a workspace's JupyterLab binds (each lab on a free port of it; ``/console/create``)."""
     notebook_public_host: str = ""
@@ -321,6 +321,11 @@ class Settings:
     app_account_scope_apps: list[str] = field(default_factory=list)
     """Apps whose runs get a session reaching their caller's whole account (other workspaces, sharing ...)
     instead of the run's own workspace; env: comma separated."""
+    app_disk_mb: int = Field(default=0, ge=0)
+    """How much an app run may grow its workspace folder (checked while it runs; past it the run ends ERROR);
+    0: what the owner's subscription storage has left where subscription checks apply, else no limit."""
+    app_max_minutes: int = Field(default=1440, ge=1)
+    """Wall-clock ceiling of an app run: an app's own ``minuteTimeout`` (0, none, included) cannot exceed it."""
 
     @property
     def files_root(self) -> Path:

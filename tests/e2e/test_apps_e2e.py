@@ -211,6 +211,21 @@ def test_a_failing_app_ends_in_error_with_its_traceback_in_the_log(apps_server: 
     assert "ValueError: the app broke on purpose" in text
 
 
+def _host_pid_of_app(data_dir: Path, name: str) -> int:
+    """The host's pid of the run of app ``name`` (inside its own PID namespace it has another): the process
+    whose command line is its environment's interpreter."""
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                words = handle.read().split(b"\0")
+        except OSError:
+            continue
+        if words and words[0].startswith(str(data_dir.resolve()).encode()) and \
+                f"/app-environments/{name}/venv/bin/python".encode() in words[0]:
+            return int(entry)
+    return 0
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -226,7 +241,8 @@ def test_a_sleeping_app_is_stopped_at_once_by_process_delete(apps_server: Runnin
     end = time.monotonic() + 60
     pid = 0
     while time.monotonic() < end and not pid:
-        pid = next((int(line.split("pid=")[1]) for line in api.log(process_id) if "pid=" in line), 0)
+        if any("pid=" in line for line in api.log(process_id)):
+            pid = _host_pid_of_app(apps_server.data_dir, "sleeper")
         time.sleep(0.1)
     assert pid and _alive(pid)
     r = api.http.get("/process/delete", params={"procws": process_id})
@@ -287,7 +303,8 @@ def test_an_app_ends_with_a_killed_server_and_is_an_error_after_the_restart(apps
     end = time.monotonic() + 60
     pid = 0
     while time.monotonic() < end and not pid:
-        pid = next((int(line.split("pid=")[1]) for line in api.log(process_id) if "pid=" in line), 0)
+        if any("pid=" in line for line in api.log(process_id)):
+            pid = _host_pid_of_app(apps_server.data_dir, "sleeper")
         time.sleep(0.1)
     assert pid and _alive(pid)
     apps_server.kill()

@@ -36,6 +36,7 @@ import httpx
 
 from ..dates import parse_epoch_ms
 from ..launcher.box import Box, BoxUnavailable, Job
+from ..launcher.box.doors import RunIdentity
 from ..launcher.box.system import interpreter_paths
 
 log = logging.getLogger("wasdi_server.notebooks")
@@ -196,7 +197,11 @@ class Lab:
             "WASDI_WEBSERVER_URL": plan.server_url, "WASDI_USER": plan.user_id, "WASDI_SESSION_ID": plan.session,
             "WASDI_WORKSPACE_ID": plan.workspace_id, "WASDI_BASE_PATH": str(plan.files_root) + "/",
         }
-        argv = [python, "-m", "jupyterlab", "--no-browser", f"--ServerApp.ip={plan.bind_host}",
+        # In its world the lab listens on its own loopback; the box opens the lab's address on the host and
+        # leads each connection in.
+        inside = self.box.in_worlds
+        ip = "127.0.0.1" if inside else plan.bind_host
+        argv = [python, "-m", "jupyterlab", "--no-browser", f"--ServerApp.ip={ip}",
                 f"--ServerApp.port={self.port}", "--ServerApp.port_retries=0",
                 f"--ServerApp.root_dir={plan.workspace_folder}", "--ServerApp.terminals_enabled=False",
                 "--KernelManager.transport=ipc", "--LabApp.news_url=None",
@@ -205,12 +210,13 @@ class Lab:
         if os.geteuid() == 0:
             # Jupyter refuses root by its uid; in the box root keeps no capability, so nothing of root's powers.
             argv.append("--allow-root")
-        if plan.public_host and plan.public_host != plan.bind_host:
+        if (plan.public_host and plan.public_host != plan.bind_host) or ip != plan.bind_host:
             # Reached under another name (a proxy, a machine name): Jupyter refuses such Host headers otherwise.
             argv.append("--ServerApp.allow_remote_access=True")
         return Job(argv, env, plan.workspace_folder, read=interpreter_paths(python),
                    write=[plan.workspace_folder, scratch], connect_ports=plan.api_ports, bind_ports=[self.port],
-                   name=f"lab-{secrets.token_hex(6)}")
+                   name=f"lab-{secrets.token_hex(6)}", exposes=[(plan.bind_host, self.port)] if inside else [],
+                   identity=RunIdentity(plan.user_id, plan.workspace_id, "", self._line))
 
     # -- lifecycle -------------------------------------------------------------------------------------
     def start(self) -> None:

@@ -111,7 +111,7 @@ class Notebooks:
         folder = self.workspaces.folder(workspace)
         folder.mkdir(parents=True, exist_ok=True)
         workspace_id = str(workspace["workspaceId"])
-        url = self.server_url()
+        url = self.box.api_url(self.server_url())
         session = self.sessions.open(user_id, scope={"workspaceId": workspace_id, "processId": ""})
         s = self.settings
         plan = LabPlan(user_id, workspace_id, folder.resolve(), s.notebook_host, s.notebook_public_host, url,
