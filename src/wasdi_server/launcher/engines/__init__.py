@@ -17,8 +17,6 @@ if TYPE_CHECKING:
 
 __all__ = ["AppLayout", "Engine", "EngineError", "Launch", "LogLine", "engine_for"]
 
-PACKAGE_CACHE = ".package-cache"
-"""The folder of ``app_environments_root`` the builds of this server share as their package cache."""
 _PYTHON: dict[tuple[object, ...], PythonEngine] = {}
 
 
@@ -27,10 +25,8 @@ def engine_for(app_type: str, settings: Settings) -> Engine:
     if app_type not in PYTHON_TYPES:
         return UnsupportedEngine(app_type)
     box = Box.from_settings(settings)
-    cache = settings.app_environments_root / PACKAGE_CACHE
-    key = (settings.apps_library, settings.apps_python, tuple(settings.apps_find_links), settings.apps_offline, box,
-           cache)
+    key = (settings.apps_library, settings.apps_python, tuple(settings.apps_find_links), settings.apps_offline, box)
     if key not in _PYTHON:
         _PYTHON[key] = PythonEngine(settings.apps_library, settings.apps_python, tuple(settings.apps_find_links),
-                                    settings.apps_offline, box, cache)
+                                    settings.apps_offline, box)
     return _PYTHON[key]
