@@ -7,28 +7,25 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 
 import pytest
 
+from wasdi_server.launcher.box.doors import RunIdentity
 from wasdi_server.launcher.box.proxy import OutboundProxy, ProxyRules, index_hosts
 from wasdi_server.providers.outbound import OutboundPolicy
 from wasdi_server.settings import Settings
 
 
-@dataclass(frozen=True)
-class Run:
-    """A run as the box's doors name it (the fields of doors.RunIdentity)."""
+def a_run(user_id: str = "alice") -> RunIdentity:
+    """A run as the box's doors name it, its log kept in a list (``run.log.__self__``)."""
+    lines: list[str] = []
+    return RunIdentity(user_id, "ws-1", "proc-1", lines.append)
 
-    user_id: str = "alice"
-    workspace_id: str = "ws-1"
-    process_id: str = "proc-1"
-    lines: list[str] = field(default_factory=list, compare=False)
 
-    @property
-    def log(self) -> Callable[[str], None]:
-        return self.lines.append
+def lines_of(run: RunIdentity) -> list[str]:
+    lines: list[str] = run.log.__self__  # type: ignore[attr-defined]
+    return lines
 
 
 class Listener:
@@ -84,7 +81,7 @@ def web() -> Iterator[Listener]:
 class Door:
     """One connection of a run to the proxy: the run's end of a socket pair, the proxy serving the other."""
 
-    def __init__(self, proxy: OutboundProxy, run: Run) -> None:
+    def __init__(self, proxy: OutboundProxy, run: RunIdentity) -> None:
         self.run = run
         self.mine, theirs = socket.socketpair()
         self.mine.settimeout(10)
@@ -113,7 +110,7 @@ class Door:
         self.mine.close()
         self.thread.join(10)
         assert not self.thread.is_alive(), "serve did not return"
-        return self.run.lines
+        return lines_of(self.run)
 
 
 def proxy_for(ports: set[int], allowed: tuple[str, ...] = (), denied: tuple[str, ...] = (),
@@ -123,8 +120,8 @@ def proxy_for(ports: set[int], allowed: tuple[str, ...] = (), denied: tuple[str,
     return OutboundProxy(rules, **options)  # type: ignore[arg-type]
 
 
-def tunnel(proxy: OutboundProxy, authority: str, run: Run | None = None) -> tuple[Door, bytes]:
-    door = Door(proxy, run or Run())
+def tunnel(proxy: OutboundProxy, authority: str, run: RunIdentity | None = None) -> tuple[Door, bytes]:
+    door = Door(proxy, run or a_run())
     door.send(f"CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n\r\n".encode())
     return door, door.head()
 
@@ -166,7 +163,7 @@ def test_non_public_addresses_are_refused_with_403(authority: str, reason: str) 
 
 
 def test_a_plain_request_to_the_metadata_address_is_refused_and_its_secrets_never_logged() -> None:
-    door = Door(proxy_for({80}), Run())
+    door = Door(proxy_for({80}), a_run())
     door.send(b"GET http://user:pw@169.254.169.254/latest/meta-data/iam?token=s3cret HTTP/1.1\r\n"
               b"Host: 169.254.169.254\r\nProxy-Authorization: Basic c2VjcmV0\r\n\r\n")
     assert door.head().startswith(b"HTTP/1.1 403 ")
@@ -191,7 +188,7 @@ def test_the_deny_list_wins_over_the_allow_list(echo: Listener) -> None:
 
 def test_a_denied_name_covers_its_subdomains() -> None:
     rules = ProxyRules(frozenset({443}), denied=OutboundPolicy.from_hosts(["example.org"]))
-    door = Door(OutboundProxy(rules), Run())
+    door = Door(OutboundProxy(rules), a_run())
     door.send(b"CONNECT files.EXAMPLE.org.:443 HTTP/1.1\r\n\r\n")
     assert door.head().startswith(b"HTTP/1.1 403 ")
     assert "files.example.org is on the operator's deny list" in door.rest().decode()
@@ -214,7 +211,7 @@ def test_a_port_runs_may_not_use_is_refused(echo: Listener) -> None:
 
 
 def test_a_plain_http_request_is_forwarded_in_origin_form_without_the_proxy_s_headers(web: Listener) -> None:
-    door = Door(proxy_for({web.port}, allowed=("127.0.0.1",)), Run())
+    door = Door(proxy_for({web.port}, allowed=("127.0.0.1",)), a_run())
     door.send(f"GET http://127.0.0.1:{web.port}/data?key=s3cret HTTP/1.1\r\nHost: 127.0.0.1:{web.port}\r\n"
               "Proxy-Authorization: Basic c2VjcmV0\r\nProxy-Connection: keep-alive\r\nAccept: */*\r\n\r\n".encode())
     assert door.head().startswith(b"HTTP/1.1 200 OK")
@@ -233,7 +230,7 @@ def test_a_plain_http_request_is_forwarded_in_origin_form_without_the_proxy_s_he
     b"CONNECT pypi.org:99999 HTTP/1.1\r\n\r\n",
 ])
 def test_a_malformed_request_is_answered_400(request_bytes: bytes) -> None:
-    door = Door(proxy_for({443}), Run())
+    door = Door(proxy_for({443}), a_run())
     door.send(request_bytes)
     assert door.head().startswith(b"HTTP/1.1 400 Bad Request")
     assert "refused (400)" in door.finish()[0]
@@ -241,13 +238,13 @@ def test_a_malformed_request_is_answered_400(request_bytes: bytes) -> None:
 
 def test_a_run_has_at_most_its_connections_open_at_once(echo: Listener) -> None:
     proxy = proxy_for({echo.port}, allowed=("127.0.0.1",), max_connections=2)
-    run = Run()
+    run = a_run()
     first, _ = tunnel(proxy, f"127.0.0.1:{echo.port}", run)
     second, _ = tunnel(proxy, f"127.0.0.1:{echo.port}", run)
     third = Door(proxy, run)
     assert third.head().startswith(b"HTTP/1.1 429 ")
     assert "proxy_max_connections" in third.rest().decode()
-    other_run, head = tunnel(proxy, f"127.0.0.1:{echo.port}", Run(user_id="bob"))
+    other_run, head = tunnel(proxy, f"127.0.0.1:{echo.port}", a_run(user_id="bob"))
     assert head.startswith(b"HTTP/1.1 200 "), "another run's connections are counted apart"
     for door in (first, second, third, other_run):
         door.finish()
@@ -258,7 +255,7 @@ def test_a_run_has_at_most_its_connections_open_at_once(echo: Listener) -> None:
 
 def test_a_silent_request_and_an_idle_tunnel_are_closed(echo: Listener) -> None:
     proxy = proxy_for({echo.port}, allowed=("127.0.0.1",), idle_seconds=0.3)
-    silent = Door(proxy, Run())
+    silent = Door(proxy, a_run())
     silent.send(b"CONNECT 127.0.0.1:")
     assert silent.head().startswith(b"HTTP/1.1 408 ")
     silent.finish()

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import socket
 import threading
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ from tests import environment
 from tests.app_support import LIBRARY, wheelhouse
 
 from wasdi_server.launcher.box import kernel_support
+from wasdi_server.launcher.box.doors import RunIdentity
 from wasdi_server.launcher.box.proxy import OutboundProxy, ProxyRules
 from wasdi_server.launcher.engines import AppLayout
 from wasdi_server.launcher.engines.python_env import PythonEngine
@@ -29,20 +29,6 @@ if MISSING and not environment.on_ci():
     pytest.skip(f"this kernel cannot box builds: {'; '.join(MISSING)}", allow_module_level=True)
 PACKAGE = "iniconfig==2.0.0"
 """A small pure-Python package that is not in the tests' wheelhouse: it can only come from the index."""
-
-
-@dataclass(frozen=True)
-class Build:
-    """The run a build is (the fields of doors.RunIdentity), its log kept."""
-
-    user_id: str = "alice"
-    workspace_id: str = ""
-    process_id: str = ""
-    lines: list[str] = field(default_factory=list, compare=False)
-
-    @property
-    def log(self) -> Callable[[str], None]:
-        return self.lines.append
 
 
 @pytest.fixture
@@ -56,9 +42,10 @@ def index_reachable() -> None:
 
 
 @pytest.fixture
-def proxy_port(tmp_path: Path) -> Iterator[tuple[int, Build]]:
+def proxy_port(tmp_path: Path) -> Iterator[tuple[int, list[str]]]:
     proxy = OutboundProxy(ProxyRules.from_settings(load_settings(data_dir=tmp_path, environ={}), {}))
-    build = Build()
+    log: list[str] = []
+    build = RunIdentity("alice", "", "", log.append)
     listener = socket.create_server(("127.0.0.1", 0))
 
     def accept() -> None:
@@ -70,14 +57,14 @@ def proxy_port(tmp_path: Path) -> Iterator[tuple[int, Build]]:
             threading.Thread(target=proxy.serve, args=(connection, build), daemon=True).start()
 
     threading.Thread(target=accept, daemon=True).start()
-    yield listener.getsockname()[1], build
+    yield listener.getsockname()[1], log
     listener.close()
 
 
 @pytest.mark.usefixtures("index_reachable")
 def test_a_build_installs_a_package_from_the_index_through_the_proxy(
-        tmp_path: Path, proxy_port: tuple[int, Build], monkeypatch: pytest.MonkeyPatch) -> None:
-    port, build = proxy_port
+        tmp_path: Path, proxy_port: tuple[int, list[str]], monkeypatch: pytest.MonkeyPatch) -> None:
+    port, build_log = proxy_port
     for name in ("HTTP_PROXY", "http_proxy", "https_proxy", "UV_INDEX_URL", "UV_DEFAULT_INDEX", "UV_INDEX"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HTTPS_PROXY", f"http://127.0.0.1:{port}")
@@ -91,8 +78,8 @@ def test_a_build_installs_a_package_from_the_index_through_the_proxy(
     engine.deploy(app, lines.append)
     assert lines[-1] == "environment ready", lines[-10:]
     assert "iniconfig" in {p["name"].lower() for p in engine.packages(app)}
-    index = [line for line in build.lines if "CONNECT pypi.org:443" in line]
-    assert index and all("allowed, the package index" in line for line in index), build.lines
-    files = [line for line in build.lines if "CONNECT files.pythonhosted.org:443" in line]
-    assert files and "bytes in" in files[0], build.lines
-    assert not [line for line in build.lines if "refused" in line], build.lines
+    index = [line for line in build_log if "CONNECT pypi.org:443" in line]
+    assert index and all("allowed, the package index" in line for line in index), build_log
+    files = [line for line in build_log if "CONNECT files.pythonhosted.org:443" in line]
+    assert files and "bytes in" in files[0], build_log
+    assert not [line for line in build_log if "refused" in line], build_log

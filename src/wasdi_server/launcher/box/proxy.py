@@ -25,12 +25,13 @@ import selectors
 import socket
 import threading
 import time
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from ...providers.outbound import OutboundPolicy, OutboundRefused, judge, lookup
+from .doors import RunIdentity
 
 if TYPE_CHECKING:
     from ...settings import Settings
@@ -46,22 +47,6 @@ FILE_HOSTS = {"pypi.org": ("files.pythonhosted.org",)}
 """Where an index's pages send the installer for the files themselves."""
 HOP_HEADERS = frozenset({b"proxy-connection", b"proxy-authorization", b"connection", b"keep-alive"})
 """Headers meant for the proxy, not the host: dropped from a forwarded plain HTTP request."""
-
-
-class Run(Protocol):
-    """What the proxy needs of the run a connection came from (``doors.RunIdentity`` is one)."""
-
-    @property
-    def user_id(self) -> str: ...
-
-    @property
-    def workspace_id(self) -> str: ...
-
-    @property
-    def process_id(self) -> str: ...
-
-    @property
-    def log(self) -> Callable[[str], None]: ...
 
 
 class ProxyError(Exception):
@@ -224,7 +209,7 @@ def _answer(connection: socket.socket, status: int, reason: str) -> None:
 
 
 class OutboundProxy:
-    """The proxy a boxed run reaches the network through; one instance serves every run (``DoorService``)."""
+    """The proxy a boxed run reaches the network through (a ``doors.DoorService``); one serves every run."""
 
     def __init__(self, rules: ProxyRules, *, max_connections: int = 16, idle_seconds: float = 60.0) -> None:
         self.rules = rules
@@ -238,10 +223,9 @@ class OutboundProxy:
         return cls(ProxyRules.from_settings(settings), max_connections=settings.proxy_max_connections,
                    idle_seconds=settings.proxy_idle_seconds)
 
-    def serve(self, connection: socket.socket, run: Run) -> None:
+    def serve(self, connection: socket.socket, run: RunIdentity) -> None:
         """Answer one connection ``run`` made through the proxy door; blocking; returns when done; closes it."""
-        # Runs are counted apart by what names them (a frozen dataclass: equal values, one run).
-        key: Hashable = run if isinstance(run, Hashable) else id(run)
+        key: Hashable = run  # one RunIdentity per run: its log callable tells two runs of one user apart
         try:
             with self._lock:
                 admitted = self._open.get(key, 0) < self.max_connections
@@ -263,7 +247,7 @@ class OutboundProxy:
         finally:
             connection.close()
 
-    def _serve(self, connection: socket.socket, run: Run) -> None:
+    def _serve(self, connection: socket.socket, run: RunIdentity) -> None:
         connection.settimeout(self.idle_seconds)
         request: _Request | None = None
         try:
