@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from tests.box_jobs import python_job
 from tests.conftest import Person, Server
 
 from wasdi_server.launcher.box import Box, BoxUnavailable, KernelSupport, Limits, kernel_support
+from wasdi_server.launcher.box.doors import ApiRelay, DoorPlan
 from wasdi_server.launcher.operations import OperationContext, OperationStopped, OperationTimedOut
 
 MISSING = kernel_support().missing()
@@ -92,6 +94,9 @@ def run_probe(box: Box, tmp_path: Path) -> dict[str, Any]:
             "allowed": allowed.getsockname()[1], "abstract": abstract.getsockname().decode()}
     job = python_job(PROBE, write=[own], connect_ports=[allowed.getsockname()[1]])
     job = replace(job, argv=[*job.argv, json.dumps(args)])
+    # The allowed port is a door: on the run's own loopback, answered by the listener outside.
+    door = allowed.getsockname()[1]
+    box = replace(box, doors=DoorPlan(door, ApiRelay("127.0.0.1", door)))
     lines: list[str] = []
     try:
         outcome = box.run(job, on_output=lines.append)
@@ -111,6 +116,9 @@ def test_a_boxed_program_reaches_its_own_folder_and_nothing_else(tmp_path: Path)
     assert results.pop("read its own /proc entries") == "allowed"
     assert results.pop("read the machine's memory and CPU figures") == "allowed"
     assert results.pop("capabilities") == ["0000000000000000"]
+    # The test's folder is below /tmp: in the run's world that is its private /tmp, which it may write and
+    # which goes with it (the host's file is checked below).
+    results.pop("write beside the protected folder")
     for attempt, outcome in results.items():
         assert outcome.startswith("refused"), (attempt, outcome)
     assert (tmp_path / "data" / "files" / "alice" / "ws" / "out.txt").read_text() == "ok"
@@ -141,26 +149,42 @@ def test_a_data_directory_every_run_could_read_is_refused() -> None:
 
 
 def test_a_run_ends_whole_even_its_detached_and_double_forked_children(tmp_path: Path) -> None:
-    code = ("import os, subprocess, sys, time\n"
-            "pids = []\n"
+    # Each process carries a mark in its command line: in its own PID namespace a run's pids are not the host's,
+    # so what is left of it is looked for by the mark.
+    mark = f"wasdi-box-test-{uuid.uuid4().hex}"
+    sleeper = f"os.execv(sys.executable, [sys.executable, '-c', 'import time; time.sleep(120)', {mark!r}])"
+    escapee = f"import os, sys\nif os.fork(): os._exit(0)\nos.setsid()\n{sleeper}\n"
+    code = ("import os, subprocess, sys\n"
             "for _ in range(100):\n"
-            "    pid = os.fork()\n"
-            "    if pid == 0:\n"
-            "        time.sleep(120); os._exit(0)\n"
-            "    pids.append(pid)\n"
-            "escapee = subprocess.Popen([sys.executable, '-c', 'import os, time\\nif os.fork(): os._exit(0)\\n"
-            "os.setsid(); print(os.getpid(), flush=True); time.sleep(120)'], stdout=subprocess.PIPE)\n"
-            "pids.append(int(escapee.stdout.readline())); escapee.wait()\n"
-            "print(' '.join(map(str, pids)), flush=True)\n")
+            "    if os.fork() == 0:\n"
+            f"        {sleeper}\n"
+            f"subprocess.run([sys.executable, '-c', {escapee!r}])\n"
+            "print('started', flush=True)\n"
+            "import time; time.sleep(2)\n")
     lines: list[str] = []
-    outcome = Box().run(python_job(code), on_output=lines.append)
-    assert outcome.exit_code == 0, lines
-    pids = [int(p) for p in lines[-1].split()]
-    assert len(pids) == 101
-    assert outcome.killed >= 101
-    for pid in pids:
-        with pytest.raises(ProcessLookupError):
-            os.kill(pid, 0)
+    box = Box()
+    started = threading.Thread(target=lambda: lines.append(str(box.run(python_job(code), on_output=lines.append))))
+    started.start()
+    deadline = time.monotonic() + 60
+    while "started" not in lines and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(marked(mark)) >= 101, lines  # the 101 sleepers (and the program, whose code holds the mark)
+    started.join(60)
+    assert "exit_code=0" in lines[-1], lines
+    assert marked(mark) == []
+
+
+def marked(mark: str) -> list[int]:
+    """The host's processes whose command line holds ``mark``."""
+    found = []
+    for name in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as handle:
+                if mark.encode() in handle.read():
+                    found.append(int(name))
+        except (OSError, ValueError):
+            continue
+    return found
 
 
 def _limited(tmp_path: Path, code: str, *, cgroups: bool = True, **limits: int) -> tuple[Any, list[str]]:
@@ -296,7 +320,10 @@ def test_off_is_announced_loudly_and_doctor_reports_the_box(tmp_path: Path, capl
     assert cli.main(["doctor", "--data-dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "verdict           runs are boxed" in out
-    assert "was refused the data directory, a signal to the server" in out
+    assert ("could not reach the data directory, a signal to the server, the server's limits, the host's sockets "
+            "(/run, /var/run), a TCP port of the host's loopback") in out
+    assert "namespaces        user yes, mount yes, pid yes, network yes, ipc yes, uts yes, cgroup yes" in out
+    assert "API door          answered inside the box on 127.0.0.1:" in out
 
 
 def test_doctor_says_whether_a_boxed_program_can_look_names_up(tmp_path: Path) -> None:
@@ -310,7 +337,7 @@ def test_doctor_says_whether_a_boxed_program_can_look_names_up(tmp_path: Path) -
     assert any(line.startswith("names") and "looked up localhost" in line for line in lines(found))
     missing = describe(box, tmp_path, 8080, name_host="no-such-index.invalid")
     assert missing["live_check"]["names"]["resolved"] is False
-    names_line = next(line for line in lines(missing) if line.startswith("names"))
+    names_line = next(line for line in lines(missing) if line.startswith("names "))
     assert "could not look up no-such-index.invalid" in names_line and "apps_offline" in names_line
     assert "names" not in describe(box, tmp_path, 8080, name_host="")["live_check"]
 
@@ -339,17 +366,18 @@ def test_doctor_on_a_kernel_that_cannot_box(tmp_path: Path, old_kernel: None,
 
 
 def test_a_run_cannot_signal_or_read_another_run() -> None:
+    mark = f"wasdi-box-test-{uuid.uuid4().hex}"
     lines: list[str] = []
     sleeper = threading.Thread(target=lambda: Box().run(
-        python_job("import os, time; print(os.getpid(), flush=True); time.sleep(30)"), on_output=lines.append,
+        python_job(f"import time; print('up', flush=True); time.sleep(30)  # {mark}"), on_output=lines.append,
         timeout=20))
     sleeper.start()
     deadline = time.monotonic() + 20
     while not lines and time.monotonic() < deadline:
         time.sleep(0.05)
-    other = int(lines[0])
+    other = marked(mark)[0]  # its pid on the host: in its own namespace it has another
     code = (f"import os\nfor action in (lambda: os.kill({other}, 0), lambda: open('/proc/{other}/environ').read()):\n"
-            "    try:\n        action(); print('allowed')\n    except PermissionError:\n        print('refused')\n")
+            "    try:\n        action(); print('allowed')\n    except OSError:\n        print('refused')\n")
     seen: list[str] = []
     assert Box().run(python_job(code), on_output=seen.append).exit_code == 0
     os.kill(other, 9)

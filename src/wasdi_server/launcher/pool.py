@@ -21,7 +21,7 @@ from ..services.background import Periodic
 from ..services.paths import hide_server_paths
 from ..services.processes import CREATED, DONE, ERROR, READY, RUNNING, STOPPED, TERMINAL, WAITING
 from .box import kernel_support
-from .box.cgroups import remove_leftovers
+from .box.cgroups import remove_leftovers, runs_folder
 from .operations import OPERATIONS, OperationContext, OperationFailed, OperationStopped, end_leftover_run
 
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ class Launcher:
         if self._cycles.started:
             return
         self.recover()
-        remove_leftovers(kernel_support().cgroups)
+        remove_leftovers(kernel_support().cgroups, runs_folder(self.services.settings.data_dir.resolve()))
         self.services.processes.on_created(self.wake)
         self._cycles.start()
 

@@ -27,8 +27,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from . import system
+from . import system, world
+from .cgroups import runs_folder
+from .doors import ApiRelay, DoorPlan, DoorService, OpenDoors, RunIdentity, open_doors
 from .job import MB, Job, Limits, Outcome
+from .stages import INSIDE, JOB_FD
 from .support import KernelSupport, kernel_support
 
 if TYPE_CHECKING:
@@ -42,6 +45,10 @@ DNS_PORT = 53
 """UDP is refused in the box, so names are resolved over TCP (``RES_OPTIONS=use-vc``) on this port."""
 STOP_GRACE_SECONDS = 3.0
 """Between the SIGTERM a stopped run gets and the SIGKILL of what is left of it."""
+DISK_CHECK_SECONDS = 1.0
+"""How often a run's workspace growth is measured against ``Limits.disk_mb``."""
+TMP_MB, SHM_MB = 1024, 256
+"""The most a run's private ``/tmp`` and ``/dev/shm`` may hold (never more than its memory limit)."""
 
 
 class BoxUnavailable(Exception):
@@ -60,13 +67,22 @@ class Box:
     """Folders no job's rule may cover whole (the data directory): a job gets only the parts of them it names."""
     support: KernelSupport = field(default_factory=kernel_support, compare=False, hash=False)
     """What the kernel offers (found once per process; not part of a box's identity)."""
+    doors: DoorPlan | None = field(default=None, compare=False, hash=False)
+    """The doors each run's network namespace gets (``None``: none, a run has no network at all)."""
+    cgroups_folder: str = ""
+    """The folder of this server's runs' cgroups (named after its data directory); empty: the shared one."""
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> Box:
+    def from_settings(cls, settings: Settings, *, proxy: DoorService | None = None) -> Box:
+        """The box of a server: its settings' limits; doors to its own API listener and, where the
+        composition root passes one, to the outbound proxy service."""
         limits = Limits(settings.app_memory_mb, settings.app_max_processes, settings.app_max_open_files,
                         settings.app_max_file_mb, settings.app_cpu_seconds)
+        host = settings.host if settings.host not in ("0.0.0.0", "::", "") else "127.0.0.1"
+        doors = DoorPlan(settings.port, ApiRelay(host, settings.port), proxy) if settings.port else None
+        data_dir = Path(settings.data_dir).resolve()
         return cls(settings.app_isolation, limits, tuple(int(p) for p in settings.app_outbound_ports),
-                   (Path(settings.data_dir).resolve(),), kernel_support())
+                   (data_dir,), kernel_support(), doors, runs_folder(data_dir))
 
     # -- what the box can do here ----------------------------------------------------------------------
     @property
@@ -110,15 +126,47 @@ class Box:
             kept.append(str(path))
         return kept
 
-    def spec(self, job: Job, run_id: str) -> dict[str, Any]:
+    @property
+    def in_worlds(self) -> bool:
+        """Whether runs get worlds of their own (namespaces, ``world.py``): always, where they are boxed."""
+        return self.confined
+
+    def api_url(self, url: str) -> str:
+        """The address of the server's API a boxed run is given: its API door on the run's own loopback
+        (``url`` itself for an unboxed run, which reaches the server as any local program does)."""
+        if not self.in_worlds or self.doors is None or not self.doors.api_port:
+            return url
+        return f"http://127.0.0.1:{self.doors.api_port}"
+
+    def world_of(self, job: Job, doors: OpenDoors | None) -> world.World:
+        """The world ``job`` runs in: its read and write folders (less the protected ones), the box's own
+        code and interpreter to start it, the doors' folder, a private ``/tmp`` and ``/dev/shm``."""
+        limits = job.limits or self.limits
+        memory = limits.memory_mb
+        tmpfs = world.default_tmpfs(min(TMP_MB, memory) if memory else TMP_MB,
+                                    min(SHM_MB, memory) if memory else SHM_MB)
+        interpreter = Path(os.path.realpath(sys.executable))
+        read = [Path(p) for p in self._allowed(job.read)]
+        read += [TRAMPOLINE.parent, interpreter, system.program_root(interpreter)]
+        if doors is not None:
+            read.append(doors.folder)
+        return world.World(tuple(read), tuple(Path(p) for p in self._allowed(job.write)), tmpfs, {},
+                           Path(job.cwd), doors is not None)
+
+    def spec(self, job: Job, run_id: str, doors: OpenDoors | None = None) -> dict[str, Any]:
         limits = job.limits or self.limits
         env = dict(job.env)
         connect = {*job.connect_ports, *self.outbound_ports}
-        if self.confined:
+        forwards = doors.forwards() if doors is not None else []
+        if self.in_worlds:
+            connect.update(port for port, _ in forwards)
+            if doors is not None and self.doors is not None:
+                env.update(self.doors.env())
+        elif self.confined:
             env.setdefault("RES_OPTIONS", "use-vc")
             connect.add(DNS_PORT)
         support = self.support
-        cgroups = {name: place.for_run(run_id) for name, place in support.cgroups.items()
+        cgroups = {name: place.for_run(run_id, self.cgroups_folder) for name, place in support.cgroups.items()
                    if (name == "memory" and limits.memory_mb) or (name == "pids" and limits.processes)}
         argv = [str(a) for a in job.argv]
         # Found here, on the job's PATH: once confined, the supervisor could not import what a search needs.
@@ -130,7 +178,7 @@ class Box:
             "cwd": str(job.cwd),
             "confine": self.confined,
             "read": system.system_read() + self._allowed(job.read),
-            "write": [system.SHARED_MEMORY, *self._allowed(job.write)],
+            "write": [system.SHARED_MEMORY, *(["/tmp"] if self.in_worlds else []), *self._allowed(job.write)],
             "devices": system.devices(),
             "connect_ports": sorted(connect),
             "bind_ports": sorted(set(job.bind_ports)),
@@ -144,7 +192,14 @@ class Box:
             "cgroups": cgroups,
             "parent_pid": os.getpid(),
             "grace_seconds": STOP_GRACE_SECONDS,
+            "world": self._world_argv(job, doors) if self.in_worlds else [],
+            "forwards": forwards,
         }
+
+    def _world_argv(self, job: Job, doors: OpenDoors | None) -> list[str]:
+        interpreter = os.path.realpath(sys.executable)
+        inside = [interpreter, "-I", "-S", str(TRAMPOLINE), INSIDE, str(JOB_FD)]
+        return world.bwrap_argv(self.world_of(job, doors), inside, bwrap=self.support.world.bwrap or world.BWRAP)
 
     def summary(self, job: Job) -> str:
         """One line for a run's log: how the run is boxed."""
@@ -153,8 +208,12 @@ class Box:
                    f"files up to {limits.file_mb} MB, {limits.cpu_seconds} s of CPU")
         if not self.confined:
             return f"unboxed (app_isolation = off): limits {figures}"
-        ports = ", ".join(str(p) for p in sorted({*job.connect_ports, *self.outbound_ports}))
-        return f"boxed: writes only its workspace and scratch folders, TCP to ports {ports}; limits {figures}"
+        if limits.disk_mb and job.grows is not None:
+            figures += f", its workspace may grow by {limits.disk_mb} MB"
+        doors = ", ".join(f"{d.name} (127.0.0.1:{d.port})" for d in self.doors.doors()) if self.doors else ""
+        return (f"boxed in a world of its own (namespaces: mount, PID, network, IPC, UTS, cgroup): writes only its "
+                f"workspace and scratch folders, network only through the doors {doors or '(none)'}; "
+                f"limits {figures}")
 
     # -- running ---------------------------------------------------------------------------------------
     def run(self, job: Job, *, on_output: Callable[[str], None] | None = None,
@@ -167,7 +226,20 @@ class Box:
         ``on_start`` gets the supervisor's pid."""
         self.check()
         run_id = job.name or uuid.uuid4().hex
-        payload = marshal.dumps(self.spec(job, run_id))
+        identity = job.identity or RunIdentity("", "", "", on_output or _ignore)
+        doors = open_doors(self.doors, identity) if self.in_worlds else None
+        try:
+            return self._run(job, run_id, doors, on_output, stop, timeout, on_start)
+        finally:
+            if doors is not None:
+                doors.close()
+
+    def _run(self, job: Job, run_id: str, doors: OpenDoors | None, on_output: Callable[[str], None] | None,
+             stop: threading.Event | None, timeout: float | None,
+             on_start: Callable[[int], object] | None) -> Outcome:
+        payload = marshal.dumps(self.spec(job, run_id, doors))
+        limits = job.limits or self.limits
+        growth = _Growth(job.grows, limits.disk_mb * MB) if limits.disk_mb and job.grows is not None else None
         report_read, report_write = os.pipe()
         try:
             child = subprocess.Popen([sys.executable, "-I", "-S", str(TRAMPOLINE), str(report_write), run_id], env={},
@@ -203,6 +275,10 @@ class Box:
                     outcome.stopped = True
                 elif deadline is not None and time.monotonic() >= deadline:
                     outcome.timed_out = True
+                elif growth is not None and growth.passed():
+                    outcome.limits.append("disk_mb")
+                    end_supervised(child)
+                    break
                 if outcome.stopped or outcome.timed_out:
                     end_supervised(child)
                     break
@@ -215,7 +291,7 @@ class Box:
         report = _report(b"".join(report_chunks))
         outcome.exit_code = report.get("exit_code")
         outcome.signal = report.get("signal")
-        outcome.limits = [str(n) for n in report.get("limits") or []]
+        outcome.limits += [str(n) for n in report.get("limits") or [] if str(n) not in outcome.limits]
         outcome.killed = int(report.get("killed") or 0)
         outcome.error = report.get("error")
         if not report:
@@ -224,6 +300,37 @@ class Box:
 
     def with_limits(self, **changes: int) -> Box:
         return replace(self, limits=replace(self.limits, **changes))
+
+
+def _ignore(line: str) -> None:
+    """Where the lines of a run nobody reads go."""
+
+
+class _Growth:
+    """How much a folder grew since the run began, measured at most every ``DISK_CHECK_SECONDS``."""
+
+    def __init__(self, folder: Path, allowed: int) -> None:
+        self.folder = folder
+        self.allowed = allowed
+        self.start = folder_bytes(folder)
+        self.next = time.monotonic() + DISK_CHECK_SECONDS
+
+    def passed(self) -> bool:
+        now = time.monotonic()
+        if now < self.next:
+            return False
+        self.next = now + DISK_CHECK_SECONDS
+        return folder_bytes(self.folder) - self.start > self.allowed
+
+
+def folder_bytes(folder: Path) -> int:
+    """The bytes the files below ``folder`` take on disk (links not followed; what vanishes meanwhile skipped)."""
+    total = 0
+    for root, _dirs, files in os.walk(folder):
+        for name in files:
+            with contextlib.suppress(OSError):
+                total += os.lstat(os.path.join(root, name)).st_blocks * 512
+    return total
 
 
 def end_supervised(child: subprocess.Popen[bytes], grace: float = STOP_GRACE_SECONDS) -> None:

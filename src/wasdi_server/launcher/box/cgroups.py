@@ -15,6 +15,7 @@ writable.  Version 2 (one hierarchy) where the server's cgroup delegates the con
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,8 +32,17 @@ class CgroupPlace:
     parent: Path
     version: int
 
-    def for_run(self, run_id: str) -> dict[str, object]:
-        return {"path": str(self.parent / run_id), "version": self.version}
+    def for_run(self, run_id: str, folder: str = "") -> dict[str, object]:
+        """Where a run's cgroup goes: in ``folder`` (a server's own, ``runs_folder``) beside the shared one."""
+        parent = self.parent.with_name(folder) if folder else self.parent
+        return {"path": str(parent / run_id), "version": self.version}
+
+
+def runs_folder(data_dir: Path) -> str:
+    """The folder of one server's runs' cgroups, named after its data directory: a run's cgroup namespace
+    and the operator's tools then show one server's runs, not every server's on the host."""
+    digest = hashlib.sha256(str(data_dir).encode()).hexdigest()[:12]
+    return f"{RUNS_FOLDER}-{digest}"
 
 
 def _mounts() -> list[tuple[str, str, set[str]]]:
@@ -104,12 +114,14 @@ def find_places() -> dict[str, CgroupPlace]:
     return places
 
 
-def remove_leftovers(places: dict[str, CgroupPlace]) -> int:
+def remove_leftovers(places: dict[str, CgroupPlace], folder: str = "") -> int:
     """Remove the empty run cgroups a killed supervisor left behind; how many went.  Each is named
     ``<run id>.<supervisor pid>``: one whose supervisor lives belongs to a run (maybe of another server on
     this machine, maybe not joined yet) and is left alone, and so is one still holding processes."""
     removed = 0
     for place in places.values():
+        if folder:
+            place = CgroupPlace(place.controller, place.parent.with_name(folder), place.version)
         if not place.parent.is_dir():
             continue
         for child in place.parent.iterdir():

@@ -95,8 +95,7 @@ class ApiRelay:
             try:
                 upstream = socket.create_connection((self.host, self.port), timeout=self.connect_timeout)
             except OSError as e:
-                log.warning("the API door of a run of %s could not reach %s:%s: %s", run.user_id, self.host,
-                            self.port, e)
+                run.log(f"the API door could not reach this server's API at {self.host}:{self.port}: {e}")
                 return
             with upstream:
                 upstream.settimeout(None)

@@ -7,6 +7,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .doors import RunIdentity
+
 MB = 1024 * 1024
 
 
@@ -19,17 +21,19 @@ class Limits:
     open_files: int = 4096
     file_mb: int = 32768
     cpu_seconds: int = 86400
+    disk_mb: int = 0
+    """How much the job's ``grows`` folder (a run's workspace) may grow while it runs."""
 
     SETTINGS = {"memory_mb": "app_memory_mb", "processes": "app_max_processes", "open_files": "app_max_open_files",
-                "file_mb": "app_max_file_mb", "cpu_seconds": "app_cpu_seconds"}
+                "file_mb": "app_max_file_mb", "cpu_seconds": "app_cpu_seconds", "disk_mb": "app_disk_mb"}
     """The setting of each limit, named in the log line of a run that passed it."""
     WORDS = {"memory_mb": "memory limit", "processes": "limit on processes and threads",
              "open_files": "limit on open files", "file_mb": "limit on the size of a file written",
-             "cpu_seconds": "CPU time limit"}
+             "cpu_seconds": "CPU time limit", "disk_mb": "limit on the growth of its workspace"}
 
     def explain(self, name: str) -> str:
         """The log line of a run that passed the limit ``name``."""
-        unit = {"memory_mb": " MB", "file_mb": " MB", "cpu_seconds": " s"}.get(name, "")
+        unit = {"memory_mb": " MB", "file_mb": " MB", "cpu_seconds": " s", "disk_mb": " MB"}.get(name, "")
         value = getattr(self, name, "?")
         return (f"the run passed its {self.WORDS.get(name, name)} ({self.SETTINGS.get(name, name)} = {value}{unit}) "
                 f"and was ended")
@@ -54,6 +58,11 @@ class Job:
     name: str = ""
     limits: Limits | None = None
     """This job's limits instead of the box's (``None``: the box's)."""
+    grows: Path | None = None
+    """The folder whose growth ``Limits.disk_mb`` bounds while the job runs (a run's workspace folder)."""
+    identity: RunIdentity | None = None
+    """Whose run this is, for the doors (the proxy logs each connection to ``identity.log``); ``None``: an
+    anonymous run whose door lines go to the run's output."""
 
 
 @dataclass

@@ -35,7 +35,8 @@ if TYPE_CHECKING:
     import signal
     from typing import TypedDict
 
-    from wasdi_server.launcher.box import confine
+    from wasdi_server.launcher.box import confine, forwarder
+    from wasdi_server.launcher.box.stages import INSIDE, JOB_FD
 
     class Limits(TypedDict, total=False):
         """The run's limits, as ``Box.spec`` writes them."""
@@ -69,6 +70,10 @@ if TYPE_CHECKING:
         cgroups: dict[str, CgroupPlace]
         parent_pid: int
         grace_seconds: float
+        world: list[str]
+        """The ``bwrap`` command line up to the program (``--inside 3`` at its end): empty for no world."""
+        forwards: list[tuple[int, str]]
+        """The doors: (port on the run's loopback, Unix socket the server answers)."""
 
     class Report(TypedDict, total=False):
         """What the supervisor writes on ``REPORT_FD``."""
@@ -83,6 +88,8 @@ else:
     import _signal as signal  # the C module: ``signal`` imports enum, which imports much more
 
     import confine  # a sibling module: the trampoline put this folder first on the path
+    import forwarder
+    from stages import INSIDE, JOB_FD
 
 EXIT_NOT_STARTED = 126
 SIGNALS_OF_LIMITS: dict[int, str] = {signal.SIGXCPU: "cpu_seconds", signal.SIGXFSZ: "file_mb"}
@@ -246,7 +253,8 @@ class Supervisor:
 
     # -- the program's side of the fork ----------------------------------------------------------------
     def start_program(self) -> None:
-        """In the forked child: confine this process, then become the program.  Never returns."""
+        """In the forked child: confine this process, then become the program (in a world of its own: become
+        ``bwrap``, whose inside stage is ``inside()``).  Never returns."""
         job = self.job
         try:
             os.setpgid(0, 0)
@@ -257,13 +265,20 @@ class Supervisor:
                 signal.signal(sig, signal.SIG_DFL)
             self.cgroups.join()
             self._set_limits()
+            world = job.get("world") or []
+            if world:
+                # The job travels in a memory file: a command line is readable by other users of the host.
+                fd = os.memfd_create("job", 0)
+                os.write(fd, marshal.dumps(dict(job)))
+                os.lseek(fd, 0, os.SEEK_SET)
+                if fd != JOB_FD:
+                    os.dup2(fd, JOB_FD)
+                    os.close(fd)
+                os.set_inheritable(JOB_FD, True)
+                os.execve(world[0], world, {})
             os.chdir(job["cwd"])
             if job.get("confine"):
-                confine.drop_capabilities()
-                confine.set_no_new_privileges()
-                confine.install_socket_filter()
-                confine.restrict_with_landlock(job["read"], job["write"], job["devices"], job["connect_ports"],
-                                               job["bind_ports"])
+                confine_program(job)
             os.execve(job["program"], job["argv"], job["env"])
         except BaseException as e:
             try:
@@ -333,6 +348,13 @@ class Supervisor:
                 report["signal"] = os.WTERMSIG(status)
             else:
                 report["exit_code"] = os.waitstatus_to_exitcode(status)
+                code = report["exit_code"] or 0
+                if self.job.get("world") and 128 < code < 128 + 65:
+                    # bwrap answers a program killed by signal N with the exit code 128 + N, as a shell does.
+                    report["signal"], report["exit_code"] = code - 128, None
+                    name = SIGNALS_OF_LIMITS.get(code - 128)
+                    if name and name not in report["limits"]:
+                        report["limits"].append(name)
         report["killed"] = self.killed
         report["stopped"] = report["stopped"] or self.stopping
         return report
@@ -400,6 +422,51 @@ class Supervisor:
                 time.sleep(0.01)
 
 
+def confine_program(job: JobSpec) -> None:
+    """The second wall, applied by the program's own process just before it becomes the program."""
+    confine.drop_capabilities()
+    confine.set_no_new_privileges()
+    confine.install_socket_filter()
+    confine.restrict_with_landlock(job["read"], job["write"], job["devices"], job["connect_ports"],
+                                   job["bind_ports"])
+
+
+def inside() -> int:
+    """The inside stage, in the run's world (``bwrap`` started it as ``trampoline.py --inside 3``): open the
+    doors on the run's loopback (a forwarder process keeps them), confine, and become the program."""
+    job: JobSpec | None = None
+    try:
+        with open(JOB_FD, "rb", closefd=True) as handle:
+            job = marshal.loads(handle.read())
+        assert job is not None
+        os.chdir(job["cwd"])
+        listeners = forwarder.listen([(int(port), str(path)) for port, path in job.get("forwards") or []])
+        if listeners and os.fork() == 0:
+            try:
+                null = os.open(os.devnull, os.O_RDWR)
+                for fd in (0, 1, 2):
+                    os.dup2(null, fd)
+                confine.set_not_dumpable()
+                confine.drop_capabilities()
+                confine.set_no_new_privileges()
+            except OSError:
+                os._exit(EXIT_NOT_STARTED)
+            forwarder.serve(listeners)
+        for listener, _path in listeners:
+            listener.close()
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+        if job.get("confine"):
+            confine_program(job)
+        os.execve(job["program"], job["argv"], job["env"])
+    except BaseException as e:
+        try:
+            name = job["argv"][0] if job else "the program"
+            os.write(2, f"box: cannot start {name}: {e}\n".encode(errors="replace"))
+        except OSError:
+            pass
+    return EXIT_NOT_STARTED
+
+
 def _lower(kind: int, soft: int, hard: int) -> None:
     _, current_hard = resource.getrlimit(kind)
     if current_hard != resource.RLIM_INFINITY:
@@ -408,6 +475,8 @@ def _lower(kind: int, soft: int, hard: int) -> None:
 
 
 def main() -> int:
+    if sys.argv[1] == INSIDE:
+        return inside()
     report_fd = int(sys.argv[1])
     job: JobSpec = marshal.loads(sys.stdin.buffer.read())
     report = Supervisor(job).run()

@@ -8,7 +8,7 @@ import functools
 import sys
 from dataclasses import dataclass, field
 
-from . import confine
+from . import confine, world
 from .cgroups import CgroupPlace, find_places
 
 
@@ -21,6 +21,8 @@ class KernelSupport:
     seccomp: bool
     subreaper: bool
     cgroups: dict[str, CgroupPlace] = field(default_factory=dict)
+    world: world.WorldSupport = field(default_factory=world.probe)
+    """Whether runs can get worlds of their own (bubblewrap and the namespaces it needs)."""
 
     def missing(self) -> list[str]:
         """What the kernel lacks for a box, one phrase each (empty: runs can be boxed)."""
@@ -33,7 +35,7 @@ class KernelSupport:
                          "enabled: lsm=...,landlock on the kernel command line)")
         if not self.seccomp:
             lacks.append(f"no seccomp filter for the {confine.machine()} architecture")
-        return lacks
+        return lacks + self.world.missing()
 
     @property
     def memory_by(self) -> str:
@@ -50,4 +52,5 @@ def kernel_support() -> KernelSupport:
     platform = sys.platform
     if platform != "linux":
         return KernelSupport(platform, 0, False, False)
-    return KernelSupport(platform, confine.landlock_abi(), confine.seccomp_available(), True, find_places())
+    return KernelSupport(platform, confine.landlock_abi(), confine.seccomp_available(), True, find_places(),
+                         world.probe())

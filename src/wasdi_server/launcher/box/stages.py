@@ -1,0 +1,8 @@
+"""How the two stages of a boxed run's supervisor find each other: the outside stage (``supervisor.main``)
+execs ``bwrap``, which starts the inside stage as ``trampoline.py INSIDE JOB_FD`` in the run's world.  Shared
+by the server (which writes the command line) and the supervisor (which reads it): plain constants only."""
+
+INSIDE = "--inside"
+"""The trampoline's first argument inside a world: the job is on the descriptor that follows."""
+JOB_FD = 3
+"""Where the inside stage finds its job (a memory file the outside stage wrote)."""
