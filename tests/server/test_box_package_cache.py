@@ -143,8 +143,9 @@ def test_a_build_cannot_change_another_app_s_environment_through_the_package_cac
     after = fingerprint(victim.home) | {f"app/{k}": v for k, v in fingerprint(victim.folder).items()}
     changed = sorted(name for name in before if after.get(name) != before[name])
     assert changed == [], f"the build changed the victim's files: {changed}"
-    others = {path: outcome for path, outcome in results.items() if path != str(probe)}
-    assert len(others) == len(aimed) + 3 and all(outcome.startswith("refused") for outcome in others.values()), others
+    refused = {path: results[path] for path in aimed}
+    assert all(outcome.startswith("refused") for outcome in refused.values()), json.dumps(refused, indent=1)
+    # A plant may land in the build's own world (a folder the box made to hold its mounts): the host's count.
     assert not list(settings.data_dir.rglob("planted-by-a-build.txt"))
     imported = subprocess.run(
         [str(victim.home / "venv" / "bin" / "python"), "-c",

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from ...services.app_records import PYTHON_TYPES
 from ..box import Box
+from ..box.proxy import OutboundProxy
 from .base import AppLayout, Engine, EngineError, Launch, LogLine
 from .python_env import PythonEngine
 from .unsupported import UnsupportedEngine
@@ -24,8 +25,12 @@ def engine_for(app_type: str, settings: Settings) -> Engine:
     """The engine of an app type (one Python engine per configuration, found once)."""
     if app_type not in PYTHON_TYPES:
         return UnsupportedEngine(app_type)
-    box = Box.from_settings(settings)
-    key = (settings.apps_library, settings.apps_python, tuple(settings.apps_find_links), settings.apps_offline, box)
+    # Builds reach the package index through the box's proxy door (names resolved by the server, the index let
+    # through); offline builds get no door at all.
+    proxy = None if settings.apps_offline else OutboundProxy.from_settings(settings)
+    box = Box.from_settings(settings, proxy=proxy)
+    key = (settings.apps_library, settings.apps_python, tuple(settings.apps_find_links), settings.apps_offline, box,
+           settings.port, (proxy.rules, proxy.max_connections, proxy.idle_seconds) if proxy else None)
     if key not in _PYTHON:
         _PYTHON[key] = PythonEngine(settings.apps_library, settings.apps_python, tuple(settings.apps_find_links),
                                     settings.apps_offline, box)
