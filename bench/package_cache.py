@@ -14,8 +14,8 @@ For each: a second deploy of an app whose ``pip.txt`` is unchanged, and the depl
 are already in the cache (for ``private``: in the caches of other apps, which a new app cannot use).  Medians
 of ``--rounds``; ratios against ``shared`` measured in the same run.
 
-By default the builds reach the package index through the box's proxy (``launcher/box/proxy.py``) on a loopback
-port, as deploys with ``apps_offline`` off do; ``--offline DIR`` builds from a folder of wheels instead.
+By default the builds reach the package index through the box's proxy door (``launcher/box/proxy.py``), as
+deploys with ``apps_offline`` off do; ``--offline DIR`` builds from a folder of wheels instead.
 
     PYTHONPATH=src python bench/package_cache.py [--rounds 3] [--packages "six==1.16.0 iniconfig==2.0.0"]
 """
@@ -23,19 +23,15 @@ port, as deploys with ``apps_offline`` off do; ``--offline DIR`` builds from a f
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
-import socket
 import statistics
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 from wasdi_server.launcher.box import Box, Job
-from wasdi_server.launcher.box.doors import RunIdentity
-from wasdi_server.launcher.box.proxy import OutboundProxy, ProxyRules
+from wasdi_server.launcher.box.proxy import OutboundProxy
 from wasdi_server.launcher.engines import AppLayout, LogLine
 from wasdi_server.launcher.engines.python_env import PythonEngine
 from wasdi_server.settings import load_settings
@@ -67,21 +63,6 @@ class SeededCache(PythonEngine):
         super().deploy(app, log)
 
 
-def start_proxy(data_dir: Path) -> int:
-    """The box's proxy on a loopback port of its own; builds are sent there with HTTPS_PROXY."""
-    proxy = OutboundProxy(ProxyRules.from_settings(load_settings(data_dir=data_dir, environ={}), {}))
-    run = RunIdentity("bench", "", "", lambda line: None)
-    listener = socket.create_server(("127.0.0.1", 0))
-
-    def accept() -> None:
-        while True:
-            connection, _ = listener.accept()
-            threading.Thread(target=proxy.serve, args=(connection, run), daemon=True).start()
-
-    threading.Thread(target=accept, daemon=True).start()
-    return int(listener.getsockname()[1])
-
-
 def app(root: Path, name: str, pip_txt: str) -> AppLayout:
     folder = root / "processors" / name
     folder.mkdir(parents=True, exist_ok=True)
@@ -111,11 +92,9 @@ def main() -> None:
         root = Path(tmp) / "data"
         root.mkdir()
         settings = load_settings(data_dir=root, environ={})
-        box = Box.from_settings(settings)
+        box = Box.from_settings(settings, proxy=None if args.offline else OutboundProxy.from_settings(settings))
         if box.refusal():
             sys.exit(f"builds cannot be boxed here: {box.refusal()}")
-        if args.offline is None:
-            os.environ["HTTPS_PROXY"] = f"http://127.0.0.1:{start_proxy(root)}"
         options = {"find_links": (str(args.offline),), "offline": True} if args.offline else {}
         shared = SharedCache(LIBRARY, box=box, **options)  # type: ignore[arg-type]
         shared.shared = root / "app-environments" / ".package-cache"
@@ -132,7 +111,10 @@ def main() -> None:
         for name, engine in layouts.items():
             timed(engine, app(root, f"{name}-first", pip_txt))  # the cache warm (for private: that app's own)
         for round_ in range(args.rounds):
-            for name, engine in layouts.items():  # interleaved, so each figure sits next to its baseline
+            # Interleaved, so each figure sits next to its baseline, and in a rotating order, so none is always first.
+            names = list(layouts)
+            for name in names[round_ % len(names):] + names[:round_ % len(names)]:
+                engine = layouts[name]
                 again[name].append(timed(engine, app(root, f"{name}-first", pip_txt)))
                 new[name].append(timed(engine, app(root, f"{name}-new-{round_}", pip_txt)))
 
