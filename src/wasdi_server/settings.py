@@ -309,6 +309,11 @@ class Settings:
     proxy_idle_seconds: float = Field(default=60.0, gt=0)
     """A connection through the box's proxy with nothing moving either way this long (or a request whose head has
     not arrived) is closed; also the longest wait for a host to accept."""
+    app_disk_mb: int = Field(default=0, ge=0)
+    """How much an app run may grow its workspace folder (checked while it runs; past it the run ends ERROR);
+    0: what the owner's subscription storage has left where subscription checks apply, else no limit."""
+    app_max_minutes: int = Field(default=1440, ge=1)
+    """Wall-clock ceiling of an app run: an app's own ``minuteTimeout`` (0, none, included) cannot exceed it."""
 
     @property
     def files_root(self) -> Path:

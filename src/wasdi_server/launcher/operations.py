@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from .box import Box, Job, Outcome
 from .box.box import TRAMPOLINE
+from .box.doors import RunIdentity
 
 if TYPE_CHECKING:
     from ..composition import Services
@@ -74,15 +75,18 @@ class OperationContext:
         self.services.processes.update(self.process_id, {"payload": payload})
 
     def run(self, job: Job, *, timeout: float | None = None,
-            on_output: Callable[[str], None] | None = None) -> Outcome:
+            on_output: Callable[[str], None] | None = None, box: Box | None = None) -> Outcome:
         """Run ``job`` in the box to its end (the only way an operation starts other people's code).
 
         A stop request or ``timeout`` seconds of running end the whole run; the first raises
         ``OperationStopped``, the second ``OperationTimedOut``.  With ``on_output`` the program's stdout
         and stderr (merged) are handed over line by line as they arrive.  ``BoxUnavailable`` when the
         kernel cannot box it and the settings require a box."""
-        box = Box.from_settings(self.services.settings)
+        box = box or Box.from_settings(self.services.settings, proxy=self.services.door_proxy)
         named = job if job.name else replace(job, name=self.process_id)
+        if named.identity is None:
+            named = replace(named, identity=RunIdentity(str(self.record.get("userId") or ""), self.workspace_id,
+                                                        self.process_id, on_output or _ignore))
         outcome = box.run(named, on_output=on_output, stop=self.stop_event, timeout=timeout,
                           on_start=lambda pid: self.services.processes.update(self.process_id, {"pid": pid}))
         if outcome.timed_out:
@@ -90,6 +94,10 @@ class OperationContext:
         if outcome.stopped:
             raise OperationStopped(self.process_id)
         return outcome
+
+
+def _ignore(line: str) -> None:
+    """Where the door lines of a run whose output nobody reads go."""
 
 
 def end_leftover_run(pid: int, process_id: str, grace: float = 10.0) -> bool:

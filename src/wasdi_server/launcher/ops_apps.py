@@ -16,6 +16,7 @@ import json
 import shutil
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -25,6 +26,8 @@ from ..services.apps import NOTIFY_FIELD
 from ..services.processes import DONE, STOPPED, TERMINAL
 from ..services.run_scope import run_scope
 from .box import Box, BoxUnavailable, Job
+from .box.doors import RunIdentity
+from .box.job import MB
 from .engines import AppLayout, EngineError, Launch
 from .operations import OperationContext, OperationFailed, OperationStopped, OperationTimedOut, operation
 
@@ -214,16 +217,32 @@ def run_app(ctx: OperationContext) -> bool:
     user_id = str(ctx.record["userId"])
     session = services.sessions.open(user_id, scope=run_scope(services, doc, ctx))
     minutes = int(doc.get("minuteTimeout") or 0)
+    ceiling = services.settings.app_max_minutes
+    box = Box.from_settings(services.settings, proxy=services.door_proxy)
+    box = box.with_limits(disk_mb=_disk_limit_mb(services.settings.app_disk_mb, services.products.storage_left,
+                                                 user_id))
+    url = box.api_url(apps.server_url)
     variables = {
-        "WASDI_WEBSERVER_URL": apps.server_url, "WASDI_USER": user_id, "WASDI_SESSION_ID": session,
+        "WASDI_WEBSERVER_URL": url, "WASDI_USER": user_id, "WASDI_SESSION_ID": session,
         "WASDI_WORKSPACE_ID": str(workspace["workspaceId"]), "WASDI_PROCESS_WORKSPACE_ID": ctx.process_id,
         "WASDI_BASE_PATH": str(services.settings.files_root) + "/", "WASDI_PARAMETERS_FILE": str(parameters),
     }
-    box = Box.from_settings(services.settings)
+    identity = RunIdentity(user_id, str(workspace["workspaceId"]), ctx.process_id, log)
+    # The app's own timeout, never past the operator's ceiling (an app declaring none included).
+    own_limit = minutes > 0 and minutes <= ceiling
+    seconds = (minutes if own_limit else ceiling) * SECONDS_PER_MINUTE
 
     def runner(job: Job) -> int:
+        job = replace(job, grows=folder, identity=identity, limits=box.limits)
         log(box.summary(job))
-        outcome = ctx.run(job, timeout=minutes * SECONDS_PER_MINUTE if minutes > 0 else None, on_output=log)
+        try:
+            outcome = ctx.run(job, timeout=seconds, on_output=log, box=box)
+        except OperationTimedOut:
+            if own_limit:
+                raise
+            log(f"the run passed the ceiling on an app's run time (app_max_minutes = {ceiling} minutes) "
+                "and was ended")
+            return 1
         for name in outcome.limits:
             log(box.limits.explain(name))
         if outcome.killed:
@@ -232,7 +251,7 @@ def run_app(ctx: OperationContext) -> bool:
 
     outcome = "ERROR"
     try:
-        code = apps.engine(doc).run(layout, Launch(variables, scratch, folder, api_ports(apps.server_url)), runner)
+        code = apps.engine(doc).run(layout, Launch(variables, scratch, folder, api_ports(url)), runner)
     except (EngineError, BoxUnavailable) as e:
         raise OperationFailed(str(e)) from e
     except OperationTimedOut:
@@ -260,6 +279,15 @@ def run_app(ctx: OperationContext) -> bool:
         services.sessions.close(session)
         shutil.rmtree(scratch, ignore_errors=True)
         _notify(ctx, str(doc["name"]), outcome)
+
+
+def _disk_limit_mb(configured_mb: int, storage_left: Callable[[str], int | None], user_id: str) -> int:
+    """How much a run of ``user_id`` may grow its workspace (MB; 0: no limit): ``app_disk_mb``, else what the
+    owner's subscription storage has left where one applies."""
+    if configured_mb:
+        return configured_mb
+    left = storage_left(user_id)
+    return 0 if left is None else max(1, left // MB)
 
 
 def api_ports(url: str) -> list[int]:

@@ -148,6 +148,8 @@ class Box:
         interpreter = Path(os.path.realpath(sys.executable))
         read = [Path(p) for p in self._allowed(job.read)]
         read += [TRAMPOLINE.parent, interpreter, system.program_root(interpreter)]
+        # Its working folder exists, as it did before worlds: Landlock still decides what may be read there.
+        read += [Path(p) for p in self._allowed([job.cwd])]
         if doors is not None:
             read.append(doors.folder)
         return world.World(tuple(read), tuple(Path(p) for p in self._allowed(job.write)), tmpfs, {},

@@ -44,16 +44,22 @@ STORAGE_CAPS: dict[str, int | None] = {
 class ProductImports(ProductRecords):
     """Queueing imports of remote and local files, under the quota and mission rules."""
 
+    def storage_left(self, user_id: str) -> int | None:
+        """Bytes the user's subscription storage still holds (gaps §17); ``None``: no cap applies."""
+        if not self.settings.activate_subscription_checks:
+            return None
+        cap = STORAGE_CAPS.get(self.subscriptions.user_type(user_id), STORAGE_CAPS["NONE"])
+        if cap is None:
+            return None
+        used = sum(int(d.get("storageSize") or 0) for d in self.workspaces.workspaces.find(userId=user_id))
+        return max(0, cap - used)
+
     def check_storage(self, user: User) -> None:
         """The storage quota of gaps §17 (the contract's "active subscription"); 401 when exceeded."""
-        if not self.settings.activate_subscription_checks:
-            return
-        user_type = self.subscriptions.user_type(user.user_id)
-        cap = STORAGE_CAPS.get(user_type, STORAGE_CAPS["NONE"])
-        if cap is None:
-            return
-        used = sum(int(d.get("storageSize") or 0) for d in self.workspaces.workspaces.find(userId=user.user_id))
-        if used >= cap:
+        left = self.storage_left(user.user_id)
+        if left is not None and left <= 0:
+            used = sum(int(d.get("storageSize") or 0) for d in self.workspaces.workspaces.find(userId=user.user_id))
+            user_type = self.subscriptions.user_type(user.user_id)
             shown = "STANDARD" if user_type == "STANDARD" else "FREE"
             raise Unauthorized(f"Exceeding max storage size for {shown} subscription: {human_size(used)}")
 
