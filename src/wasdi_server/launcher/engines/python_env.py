@@ -5,8 +5,9 @@ run is the one-shot executor (package data of the server) started with the envir
 Every command that touches an app's environment runs in the box (``launcher.box``): installing a package
 runs its build code, and starting the environment's interpreter runs the ``.pth`` files of whatever is
 installed.  A build may write the app's environment folder (its ``venv``, and its own package cache beside
-it), read the interpreter and the local wheel folders, and reach the outbound ports; a run may read its app and
-environment and write its scratch and workspace folders.
+it), read the interpreter and the local wheel folders, and reach the package index through the box's proxy door
+(an offline build gets no proxy door); a run may read its app and environment and write its scratch and workspace
+folders.
 
 Each app has a package cache of its own, never shared: a build runs its packages' code, which may write the
 cache it is given, and the installer hard-links the cached files into the environment; a cache shared by every
@@ -58,9 +59,10 @@ NOT_APPLIED = {
 
 NAME_LOOKUP_FAILURES = ("Temporary failure in name resolution", "failed to lookup address",
                         "Name or service not known", "getaddrinfo failed")
-NAME_LOOKUP_HINT = ("the build could not look up the package index's address: a build's box refuses UDP, so names "
-                    "are looked up over TCP, and some resolvers do not answer so ('wasdi-server doctor' checks this "
-                    "machine's); install offline instead (apps_offline with apps_find_links: docs/server.md)")
+NAME_LOOKUP_HINT = ("the build could not look up the package index's address: a build reaches the index only through "
+                    "the box's proxy, which looks names up with the server's own resolver (its log line above says "
+                    "which name); check that the server can resolve it, or install offline instead (apps_offline "
+                    "with apps_find_links: docs/server.md)")
 
 
 def _uv_binary() -> str | None:
