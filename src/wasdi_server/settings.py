@@ -305,7 +305,8 @@ class Settings:
     """Hosts (names, which cover their subdomains, addresses or networks) boxed runs and builds may never reach
     through the box's proxy, public or not; the package index stays reachable.  Env: comma separated."""
     proxy_max_connections: int = Field(default=16, ge=1)
-    """Connections one run may have open through the box's proxy at once; more are answered 429."""
+    """Connections one run may have open through the box's proxy at once; as many more wait for a slot (up to
+    ``proxy_idle_seconds``), any further one is answered 429."""
     proxy_idle_seconds: float = Field(default=60.0, gt=0)
     """A connection through the box's proxy with nothing moving either way this long (or a request whose head has
     not arrived) is closed; also the longest wait for a host to accept."""

@@ -236,21 +236,27 @@ def test_a_malformed_request_is_answered_400(request_bytes: bytes) -> None:
     assert "refused (400)" in door.finish()[0]
 
 
-def test_a_run_has_at_most_its_connections_open_at_once(echo: Listener) -> None:
-    proxy = proxy_for({echo.port}, allowed=("127.0.0.1",), max_connections=2)
+def test_a_run_has_at_most_its_connections_open_at_once_and_as_many_waiting(echo: Listener) -> None:
+    proxy = proxy_for({echo.port}, allowed=("127.0.0.1",), max_connections=1)
     run = a_run()
-    first, _ = tunnel(proxy, f"127.0.0.1:{echo.port}", run)
-    second, _ = tunnel(proxy, f"127.0.0.1:{echo.port}", run)
+    first, head = tunnel(proxy, f"127.0.0.1:{echo.port}", run)
+    assert head.startswith(b"HTTP/1.1 200 ")
+    waiting = Door(proxy, run)
+    waiting.send(f"CONNECT 127.0.0.1:{echo.port} HTTP/1.1\r\n\r\n".encode())
+    waiting.mine.settimeout(0.5)
+    with pytest.raises(TimeoutError):
+        waiting.mine.recv(1)
     third = Door(proxy, run)
     assert third.head().startswith(b"HTTP/1.1 429 ")
     assert "proxy_max_connections" in third.rest().decode()
     other_run, head = tunnel(proxy, f"127.0.0.1:{echo.port}", a_run(user_id="bob"))
     assert head.startswith(b"HTTP/1.1 200 "), "another run's connections are counted apart"
-    for door in (first, second, third, other_run):
+    first.finish()
+    waiting.mine.settimeout(10)
+    assert waiting.head().startswith(b"HTTP/1.1 200 "), "a closed connection frees its slot for a waiting one"
+    for door in (waiting, third, other_run):
         door.finish()
-    again, head = tunnel(proxy, f"127.0.0.1:{echo.port}", run)
-    assert head.startswith(b"HTTP/1.1 200 "), "a closed connection is no longer counted"
-    again.finish()
+    assert any("refused (429)" in line for line in lines_of(run))
 
 
 def test_a_silent_request_and_an_idle_tunnel_are_closed(echo: Listener) -> None:

@@ -10,9 +10,10 @@ everything but the package index the server is configured with, which builds alw
 may use (``app_outbound_ports``) and the index's are reached.
 
 A refusal is answered ``403`` with a one-line reason.  Each connection is one line of the run's own log: the host
-and port asked for, the address reached, the bytes each way, allowed or refused and why.  Never a path, a query,
-a header or a credential: those can carry secrets.  Bounded: at most ``max_connections`` open at once per run,
-and a connection idle ``idle_seconds`` (headers not finished, nothing moving either way) is closed.
+and port asked for, the address reached, the bytes each way, allowed or refused and why.  Never a path, a
+query, a header or a credential: those can carry secrets.  Bounded: at most ``max_connections`` open at once
+per run (as many more wait up to ``idle_seconds`` for a slot, any further one is answered 429), and a
+connection idle ``idle_seconds`` (headers not finished, nothing moving either way) is closed.
 """
 
 from __future__ import annotations
@@ -216,7 +217,8 @@ class OutboundProxy:
         self.max_connections = max_connections
         self.idle_seconds = idle_seconds
         self._open: dict[Hashable, int] = {}
-        self._lock = threading.Lock()
+        self._waiting: dict[Hashable, int] = {}
+        self._slots = threading.Condition()
 
     @classmethod
     def from_settings(cls, settings: Settings) -> OutboundProxy:
@@ -227,25 +229,42 @@ class OutboundProxy:
         """Answer one connection ``run`` made through the proxy door; blocking; returns when done; closes it."""
         key: Hashable = run  # one RunIdentity per run: its log callable tells two runs of one user apart
         try:
-            with self._lock:
-                admitted = self._open.get(key, 0) < self.max_connections
-                if admitted:
-                    self._open[key] = self._open.get(key, 0) + 1
-            if not admitted:
-                reason = (f"this run already has {self.max_connections} connections open through the proxy "
-                          "(proxy_max_connections)")
-                run.log(f"proxy: a connection refused: {reason}")
+            if not self._admit(key):
+                reason = (f"this run already has {self.max_connections} connections open through the proxy and as "
+                          "many waiting (proxy_max_connections)")
+                run.log(f"proxy: a connection refused (429): {reason}")
                 _answer(connection, 429, reason)
                 return
             try:
                 self._serve(connection, run)
             finally:
-                with self._lock:
+                with self._slots:
                     left = self._open.pop(key, 1) - 1
                     if left:
                         self._open[key] = left
+                    self._slots.notify_all()
         finally:
             connection.close()
+
+    def _admit(self, key: Hashable) -> bool:
+        """Take one of the run's connection slots, waiting up to ``idle_seconds`` for one (installers open many
+        connections at once, and retry a refusal only after a pause); False when none came, or when as many
+        connections are already waiting as may be open."""
+        deadline = time.monotonic() + self.idle_seconds
+        with self._slots:
+            while self._open.get(key, 0) >= self.max_connections:
+                left = deadline - time.monotonic()
+                if left <= 0 or self._waiting.get(key, 0) >= self.max_connections:
+                    return False
+                self._waiting[key] = self._waiting.get(key, 0) + 1
+                try:
+                    self._slots.wait(left)
+                finally:
+                    waiting = self._waiting.pop(key, 1) - 1
+                    if waiting:
+                        self._waiting[key] = waiting
+            self._open[key] = self._open.get(key, 0) + 1
+            return True
 
     def _serve(self, connection: socket.socket, run: RunIdentity) -> None:
         connection.settimeout(self.idle_seconds)
