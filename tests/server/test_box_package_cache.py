@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 import subprocess
 import tarfile
 from pathlib import Path
@@ -152,3 +153,30 @@ def test_a_build_cannot_change_another_app_s_environment_through_the_package_cac
          "import six, wasdi; print(getattr(wasdi, 'POISONED', 'clean'), getattr(six, 'POISONED', 'clean'))"],
         capture_output=True, text=True, timeout=120, check=False)
     assert imported.stdout.split() == ["clean", "clean"], imported.stdout + imported.stderr
+
+
+def test_environments_built_from_the_old_shared_cache_get_files_of_their_own(tmp_path: Path) -> None:
+    settings = load_settings(data_dir=tmp_path / "data", environ={}, apps_offline=True,
+                             apps_find_links=[str(wheelhouse())])
+    environments = settings.app_environments_root
+    cached = environments / ".package-cache" / "archive-v0" / "abc" / "wasdi"
+    cached.mkdir(parents=True)
+    (cached / "__init__.py").write_text("VERSION = 1\n")
+    linked = []
+    for name in ("first", "second"):
+        site = environments / name / "venv" / "lib" / "python3" / "site-packages" / "wasdi"
+        site.mkdir(parents=True)
+        os.link(cached / "__init__.py", site / "__init__.py")
+        (site / "own.py").write_text("x = 1\n")
+        (site / "link.py").symlink_to(site / "own.py")
+        linked.append(site / "__init__.py")
+    engine_for("python312", settings)
+    first, second = linked
+    assert not first.samefile(second)
+    assert first.read_text() == second.read_text() == "VERSION = 1\n"
+    assert first.stat().st_nlink == second.stat().st_nlink == 1
+    assert (first.parent / "link.py").is_symlink()
+    assert not (environments / ".package-cache").exists()
+    with first.open("a") as handle:
+        handle.write("POISONED = True\n")
+    assert second.read_text() == "VERSION = 1\n"

@@ -10,6 +10,7 @@ from ...services.app_records import PYTHON_TYPES
 from ..box import Box
 from ..box.proxy import OutboundProxy
 from .base import AppLayout, Engine, EngineError, Launch, LogLine
+from .legacy_cache import unshare
 from .python_env import PythonEngine
 from .unsupported import UnsupportedEngine
 
@@ -32,6 +33,7 @@ def engine_for(app_type: str, settings: Settings) -> Engine:
     key = (settings.apps_library, settings.apps_python, tuple(settings.apps_find_links), settings.apps_offline, box,
            settings.port, (proxy.rules, proxy.max_connections, proxy.idle_seconds) if proxy else None)
     if key not in _PYTHON:
+        unshare(settings.app_environments_root)
         _PYTHON[key] = PythonEngine(settings.apps_library, settings.apps_python, tuple(settings.apps_find_links),
                                     settings.apps_offline, box)
     return _PYTHON[key]
