@@ -16,6 +16,7 @@ from .launcher import (
     ops_products,  # noqa: F401  (registers INGEST, READMETADATA, DOWNLOAD, SHARE, PUBLISHBAND, DELETE)
 )
 from .launcher.box.doors import DoorService
+from .launcher.box.proxy import OutboundProxy
 from .launcher.ops_apps import api_ports
 from .launcher.pool import Launcher
 from .messages import Messages, build_messages
@@ -379,6 +380,8 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
                          cache_seconds=settings.package_index_cache_seconds,
                          allowed_hosts=settings.import_allowed_hosts) if settings.package_index_url else None
     services.app_environments = AppEnvironmentService(services.apps, index)
+    # Boxed runs reach the network only through this proxy (their proxy door), the outbound guard as a service.
+    services.door_proxy = OutboundProxy.from_settings(settings)
     services.apps.use_intents(intents)
     # The groups built above the admin console plug their own rules into it: what deleting a user
     # removes, and how permissions on their resources change.

@@ -321,6 +321,19 @@ class Settings:
     app_account_scope_apps: list[str] = field(default_factory=list)
     """Apps whose runs get a session reaching their caller's whole account (other workspaces, sharing ...)
     instead of the run's own workspace; env: comma separated."""
+    proxy_allowed_hosts: list[str] = field(default_factory=list)
+    """Hosts (names, addresses or networks like ``10.0.0.0/24``) boxed runs and builds may reach through the box's
+    proxy although they are loopback, private, link-local or reserved; everything else non-public is refused.  Env:
+    comma separated."""
+    proxy_denied_hosts: list[str] = field(default_factory=list)
+    """Hosts (names, which cover their subdomains, addresses or networks) boxed runs and builds may never reach
+    through the box's proxy, public or not; the package index stays reachable.  Env: comma separated."""
+    proxy_max_connections: int = Field(default=16, ge=1)
+    """Connections one run may have open through the box's proxy at once; as many more wait for a slot (up to
+    ``proxy_idle_seconds``), any further one is answered 429."""
+    proxy_idle_seconds: float = Field(default=60.0, gt=0)
+    """A connection through the box's proxy with nothing moving either way this long (or a request whose head has
+    not arrived) is closed; also the longest wait for a host to accept."""
     app_disk_mb: int = Field(default=0, ge=0)
     """How much an app run may grow its workspace folder (checked while it runs; past it the run ends ERROR);
     0: what the owner's subscription storage has left where subscription checks apply, else no limit."""

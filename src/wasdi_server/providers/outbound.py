@@ -91,25 +91,31 @@ class OutboundPolicy:
         return any(address in network for network in self.allowed_networks)
 
 
-def resolve(host: str, port: int, policy: OutboundPolicy, *, what: str = "imports from") -> str:
-    """The address to connect to for ``host``: every address it resolves to must be allowed.
-
-    ``what`` names the traffic in the refusal ("imports from", "exports to").
-    """
+def lookup(host: str, port: int) -> list[IPAddress]:
+    """Every address ``host`` (a name or an address literal) stands for, as the server's resolver answers."""
     try:
         literal: IPAddress | None = ipaddress.ip_address(host.strip("[]"))
     except ValueError:
         literal = None
     if literal is not None:
-        candidates = [literal]
-    else:
-        try:
-            infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-        except (socket.gaierror, UnicodeError) as e:
-            raise OutboundRefused(f"the host {host[:100]} cannot be resolved ({e})") from e
-        candidates = [ipaddress.ip_address(str(info[4][0]).split("%", 1)[0]) for info in infos]
-        if not candidates:
-            raise OutboundRefused(f"the host {host[:100]} has no address")
+        return [literal]
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as e:
+        raise OutboundRefused(f"the host {host[:100]} cannot be resolved ({e})") from e
+    candidates = [ipaddress.ip_address(str(info[4][0]).split("%", 1)[0]) for info in infos]
+    if not candidates:
+        raise OutboundRefused(f"the host {host[:100]} has no address")
+    return candidates
+
+
+def judge(host: str, candidates: list[IPAddress], policy: OutboundPolicy, *, what: str = "imports from",
+          setting: str = "import_allowed_hosts") -> str:
+    """The address to connect to among ``candidates`` (what ``host`` resolved to): every one must be allowed.
+
+    ``what`` names the traffic in the refusal ("imports from", "exports to"), ``setting`` the setting that
+    allows a host anyway.
+    """
     if policy.allows_name(host):
         return str(candidates[0])
     for address in candidates:
@@ -119,8 +125,16 @@ def resolve(host: str, port: int, policy: OutboundPolicy, *, what: str = "import
         if reason is not None and not policy.allows_address(address):
             raise OutboundRefused(
                 f"{what} {host[:100]} are refused: it is {reason} ({address}); an operator may allow "
-                "the host with the import_allowed_hosts setting")
+                f"the host with the {setting} setting")
     return str(candidates[0])
+
+
+def resolve(host: str, port: int, policy: OutboundPolicy, *, what: str = "imports from") -> str:
+    """The address to connect to for ``host``: every address it resolves to must be allowed.
+
+    ``what`` names the traffic in the refusal ("imports from", "exports to").
+    """
+    return judge(host, lookup(host, port), policy, what=what)
 
 
 def _pinned(url: str, policy: OutboundPolicy) -> tuple[str, str, str]:

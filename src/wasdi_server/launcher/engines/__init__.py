@@ -8,7 +8,9 @@ from typing import TYPE_CHECKING
 
 from ...services.app_records import PYTHON_TYPES
 from ..box import Box
+from ..box.proxy import OutboundProxy
 from .base import AppLayout, Engine, EngineError, Launch, LogLine
+from .legacy_cache import unshare
 from .python_env import PythonEngine
 from .unsupported import UnsupportedEngine
 
@@ -17,8 +19,6 @@ if TYPE_CHECKING:
 
 __all__ = ["AppLayout", "Engine", "EngineError", "Launch", "LogLine", "engine_for"]
 
-PACKAGE_CACHE = ".package-cache"
-"""The folder of ``app_environments_root`` the builds of this server share as their package cache."""
 _PYTHON: dict[tuple[object, ...], PythonEngine] = {}
 
 
@@ -26,11 +26,14 @@ def engine_for(app_type: str, settings: Settings) -> Engine:
     """The engine of an app type (one Python engine per configuration, found once)."""
     if app_type not in PYTHON_TYPES:
         return UnsupportedEngine(app_type)
-    box = Box.from_settings(settings)
-    cache = settings.app_environments_root / PACKAGE_CACHE
+    # Builds reach the package index through the box's proxy door (names resolved by the server, the index let
+    # through); offline builds get no door at all.
+    proxy = None if settings.apps_offline else OutboundProxy.from_settings(settings)
+    box = Box.from_settings(settings, proxy=proxy)
     key = (settings.apps_library, settings.apps_python, tuple(settings.apps_find_links), settings.apps_offline, box,
-           cache)
+           settings.port, (proxy.rules, proxy.max_connections, proxy.idle_seconds) if proxy else None)
     if key not in _PYTHON:
+        unshare(settings.app_environments_root)
         _PYTHON[key] = PythonEngine(settings.apps_library, settings.apps_python, tuple(settings.apps_find_links),
-                                    settings.apps_offline, box, cache)
+                                    settings.apps_offline, box)
     return _PYTHON[key]

@@ -4,9 +4,15 @@ run is the one-shot executor (package data of the server) started with the envir
 
 Every command that touches an app's environment runs in the box (``launcher.box``): installing a package
 runs its build code, and starting the environment's interpreter runs the ``.pth`` files of whatever is
-installed.  A build may write the app's environment folder and the server's package cache, read the
-interpreter and the local wheel folders, and reach the outbound ports; a run may read its app and
-environment and write its scratch and workspace folders.
+installed.  A build may write the app's environment folder (its ``venv``, and its own package cache beside
+it), read the interpreter and the local wheel folders, and reach the package index through the box's proxy door
+(an offline build gets no proxy door); a run may read its app and environment and write its scratch and workspace
+folders.
+
+Each app has a package cache of its own, never shared: a build runs its packages' code, which may write the
+cache it is given, and the installer hard-links the cached files into the environment; a cache shared by every
+app let one build change the very files every other app imports.  A private cache costs nothing on a second
+deploy of the same app (its packages are in it) and is removed with the app.
 
 Nothing of the server's environment reaches the installer or the app beyond what they need: ``PATH``,
 ``HOME``, ``TMPDIR``, ``LANG``, the installer's index, proxy and certificate variables, plus the
@@ -36,7 +42,7 @@ BUILD_TIMEOUT = 30 * 60
 """Seconds one installer command may take."""
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
 INSTALLER_VARIABLES = frozenset({
-    "UV_CACHE_DIR", "UV_INDEX_URL", "UV_EXTRA_INDEX_URL", "UV_DEFAULT_INDEX", "UV_INDEX", "UV_NATIVE_TLS",
+    "UV_INDEX_URL", "UV_EXTRA_INDEX_URL", "UV_DEFAULT_INDEX", "UV_INDEX", "UV_NATIVE_TLS",
     "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_CERT", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE",
     "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
 })
@@ -53,9 +59,10 @@ NOT_APPLIED = {
 
 NAME_LOOKUP_FAILURES = ("Temporary failure in name resolution", "failed to lookup address",
                         "Name or service not known", "getaddrinfo failed")
-NAME_LOOKUP_HINT = ("the build could not look up the package index's address: a build's box refuses UDP, so names "
-                    "are looked up over TCP, and some resolvers do not answer so ('wasdi-server doctor' checks this "
-                    "machine's); install offline instead (apps_offline with apps_find_links: docs/server.md)")
+NAME_LOOKUP_HINT = ("the build could not look up the package index's address: a build reaches the index only through "
+                    "the box's proxy, which looks names up with the server's own resolver (its log line above says "
+                    "which name); check that the server can resolve it, or install offline instead (apps_offline "
+                    "with apps_find_links: docs/server.md)")
 
 
 def _uv_binary() -> str | None:
@@ -102,8 +109,6 @@ class PythonEngine:
     find_links: Sequence[str] = ()
     offline: bool = False
     box: Box = field(default_factory=Box)
-    cache: Path | None = None
-    """The package cache builds share (``UV_CACHE_DIR`` when the operator set it)."""
     family: str = "python"
     uv: str | None = field(default=None)
 
@@ -123,6 +128,11 @@ class PythonEngine:
         return self.venv(app) / "bin" / "python"
 
     @staticmethod
+    def cache(app: AppLayout) -> Path:
+        """The app's own package cache: only its builds write it, only its environment links to its files."""
+        return app.home / "cache"
+
+    @staticmethod
     def scratch(app: AppLayout) -> Path:
         """HOME and TMPDIR of the installers (source builds unpack there), emptied after each command."""
         return app.home / "tmp"
@@ -137,9 +147,7 @@ class PythonEngine:
         # inside the data directory): a data directory inside a project, as `make run` makes it, would have it
         # read a file the box hides, and fail; a build takes its settings from the server alone.
         env.update(UV_NO_CONFIG="1", UV_NO_PROJECT="1")
-        if self.cache is not None:
-            env.setdefault("UV_CACHE_DIR", str(self.cache))
-            env.setdefault("PIP_CACHE_DIR", str(Path(env["UV_CACHE_DIR"]) / "pip"))
+        env.update(UV_CACHE_DIR=str(self.cache(app)), PIP_CACHE_DIR=str(self.cache(app) / "pip"))
         return env
 
     def _build_job(self, app: AppLayout, command: list[str]) -> Job:
@@ -148,7 +156,7 @@ class PythonEngine:
         read += [Path(os.environ[v]) for v in CERTIFICATE_VARIABLES if os.environ.get(v)]
         if self.uv:
             read.append(Path(self.uv))
-        write = [app.home] + [Path(env[v]) for v in ("UV_CACHE_DIR", "PIP_CACHE_DIR") if env.get(v)]
+        write = [app.home]
         return Job(command, env, app.home, read=read, write=write, connect_ports=_proxy_ports())
 
     def _box_run(self, app: AppLayout, command: list[str], on_output: LogLine, timeout: float) -> int:
