@@ -53,12 +53,36 @@ class OpenDatasets:
     def __init__(self, check: Callable[[str], None]) -> None:
         self.check = check
         self.open: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+        self.sources: dict[str, tuple[str, ...]] = {}
+        """The product files each layer's VRT reads (the server wrote the VRT: parsed once)."""
+
+    def _sources(self, vrt: str) -> tuple[str, ...]:
+        if vrt not in self.sources:
+            from xml.etree import ElementTree
+
+            names = []
+            with contextlib.suppress(OSError, ElementTree.ParseError):
+                for element in ElementTree.parse(vrt).iter("SourceFilename"):
+                    name = (element.text or "").strip()
+                    if name.startswith(("/vsizip/", "/vsitar/")):
+                        name = name.split("/", 2)[2]
+                        while name and not os.path.isfile("/" + name):
+                            name = name.rsplit("/", 1)[0] if "/" in name else ""
+                        name = "/" + name
+                    names.append(name)
+            self.sources[vrt] = tuple(dict.fromkeys(names))
+        return self.sources[vrt]
 
     def _key(self, layer: Any, level: int | None) -> tuple[Any, ...]:
+        """What makes an open dataset stale: the layer's files and its product changed or replaced (a product
+        swapped for another file after publishing is opened, and checked, afresh)."""
         stamps = []
-        for path in (layer.vrt, layer.vrt.with_name(layer.vrt.name + ".ovr")):
-            with contextlib.suppress(OSError):
-                stamps.append(path.stat().st_mtime_ns)
+        for path in (str(layer.vrt), str(layer.vrt) + ".ovr", *self._sources(str(layer.vrt))):
+            try:
+                stat = os.stat(path)
+                stamps.append((stat.st_ino, stat.st_mtime_ns, stat.st_size))
+            except OSError:
+                stamps.append(None)
         return str(layer.vrt), layer.version, level, tuple(stamps)
 
     @contextlib.contextmanager
@@ -81,6 +105,7 @@ class OpenDatasets:
         """Close the datasets of a layer folder being prepared again."""
         for key in [k for k in self.open if os.path.dirname(k[0]) == folder]:
             self.open.pop(key).close()
+        self.sources = {vrt: names for vrt, names in self.sources.items() if os.path.dirname(vrt) != folder}
 
 
 class Reader:
