@@ -94,6 +94,8 @@ class ProductRecords:
 
     def read_product(self, workspace: dict[str, Any], path: Path) -> readers.ProductInfo:
         """Bands, CRS and footprint of ``path``, a file of ``workspace``'s folder, read by a boxed reader."""
+        if not readers.rasterio_available():  # no reader has GDAL either: file-level facts, nothing opened
+            return readers.read_product(path)
         try:
             answer = self.reads.read(ReadJob("product", (str(path),)), read_only=(self.workspaces.folder(workspace),))
             return readers.product_info_from(answer.value)
@@ -104,6 +106,8 @@ class ProductRecords:
 
     def read_metadata(self, workspace: dict[str, Any], path: Path) -> dict[str, Any]:
         """The metadata tree of ``path``, a file of ``workspace``'s folder, read by a boxed reader."""
+        if not readers.rasterio_available():
+            return readers.metadata_tree(path)
         try:
             answer = self.reads.read(ReadJob("metadata", (str(path),)), read_only=(self.workspaces.folder(workspace),))
         except ReadRefused as e:
