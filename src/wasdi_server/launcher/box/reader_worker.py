@@ -76,7 +76,7 @@ class OpenDatasets:
     def _key(self, layer: Any, level: int | None) -> tuple[Any, ...]:
         """What makes an open dataset stale: the layer's files and its product changed or replaced (a product
         swapped for another file after publishing is opened, and checked, afresh)."""
-        stamps = []
+        stamps: list[tuple[int, int, int] | None] = []
         for path in (str(layer.vrt), str(layer.vrt) + ".ovr", *self._sources(str(layer.vrt))):
             try:
                 stat = os.stat(path)
