@@ -209,6 +209,7 @@ class Services:
         self.messages.start()
         self.notebooks.start()
         self.launcher.start()
+        self.maps.start_readers(self.settings.map_draw_workers)
         self.metrics_recorder.start()
         if self.outbox is not None:
             self.outbox.remove_unreferenced_files()

@@ -6,6 +6,7 @@ queried through the WMS, while a normal GeoTIFF of the same workspace is still d
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -147,3 +148,30 @@ def test_a_reader_lives_in_namespaces_of_its_own(server: Server, alice: Person, 
                 found.append({ns: os.readlink(f"/proc/{grandchild}/ns/{ns}") for ns in ("mnt", "net", "pid")})
     mine = {ns: os.readlink(f"/proc/self/ns/{ns}") for ns in ("mnt", "net", "pid")}
     assert found and all(all(spaces[ns] != mine[ns] for ns in mine) for spaces in found), (found, mine)
+
+
+def test_readers_of_the_last_published_layers_start_with_the_server(tmp_path: Path) -> None:
+    """A server starting again starts a reader for its last published layer; the first tile uses it."""
+    first = Server(tmp_path / "data")
+    try:
+        alice = first.add_user("alice@example.org")
+        ws = new_workspace(first, alice)
+        ingested(first, alice, ws, make_geotiff(tmp_path / "scene.tif", count=1))
+        layer = publish(first, alice, ws)
+    finally:
+        first.close()
+    again = Server(tmp_path / "data")
+    try:
+        readers = again.services.maps.map_server.reads
+        assert readers.process_ids() == []
+        again.services.maps.start_readers(2)
+        deadline = time.monotonic() + 30
+        while len(readers._idle) < 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        started = readers.process_ids()
+        assert len(started) == 1
+        alice = Person("alice@example.org", again.services.sessions.open("alice@example.org"))
+        assert wms(again, alice, **WEB_CLIENT_TILE, layers=layer, bbox=TILE).status_code == 200
+        assert readers.process_ids() == started, [r.key for r in readers._started]  # drawn by the reader started ahead
+    finally:
+        again.close()

@@ -58,6 +58,12 @@ class MapService:
     def close(self) -> None:
         self.map_server.close()
 
+    def start_readers(self, count: int) -> None:
+        """Start readers for the layers published last, in the background (the server is starting): a web map's
+        first tiles need not wait for one."""
+        if isinstance(self.map_server, LocalMapServer):
+            self.map_server.warm(count)
+
     # -- access ------------------------------------------------------------------------------
     def _local(self) -> LocalMapServer:
         if not isinstance(self.map_server, LocalMapServer):

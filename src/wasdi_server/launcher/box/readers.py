@@ -174,6 +174,7 @@ class ReaderPool:
         self._started: set[_Reader] = set()
         self._closed = False
         self._spawner = ThreadPoolExecutor(1, thread_name_prefix="reader-spawner")
+        self._warming: set[WorldKey] = set()
 
     # -- the queue ------------------------------------------------------------------------------
     def _assign(self) -> None:
@@ -277,9 +278,11 @@ class ReaderPool:
         """Start a reader of this world now, in the background, if a slot is free (True: one is starting)."""
         key = world_key(read_only, read_write)
         with self._lock:
-            if self._closed or self._live >= self.workers or any(r.key == key for r in self._started):
+            if self._closed or self._live >= self.workers or key in self._warming \
+                    or any(r.key == key for r in self._started):
                 return False
             self._live += 1
+            self._warming.add(key)
 
         def start() -> None:
             reader: _Reader | None = None
@@ -287,6 +290,8 @@ class ReaderPool:
                 reader = self._start(key)
             except (OSError, ReadRefused) as e:
                 log.warning("a file reader could not be started ahead: %s", e)
+            with self._lock:
+                self._warming.discard(key)
             self._give_back(reader)
 
         threading.Thread(target=start, name="reader-warm", daemon=True).start()
