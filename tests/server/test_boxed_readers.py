@@ -5,6 +5,7 @@ queried through the WMS, while a normal GeoTIFF of the same workspace is still d
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Callable
@@ -175,3 +176,15 @@ def test_readers_of_the_last_published_layers_start_with_the_server(tmp_path: Pa
         assert readers.process_ids() == started, [r.key for r in readers._started]  # drawn by the reader started ahead
     finally:
         again.close()
+
+
+def test_a_layer_published_before_layers_named_their_folder_is_still_drawn(server: Server, alice: Person,
+                                                                           normal: tuple[str, str]) -> None:
+    """Older layers have no ``sourceFolder``: the reader is given the folder of the product their VRT reads."""
+    _, layer = normal
+    meta = server.settings.data_dir / "layers" / layer / "layer.json"
+    data = json.loads(meta.read_text())
+    del data["sourceFolder"]
+    meta.write_text(json.dumps(data))
+    drawn = wms(server, alice, **WEB_CLIENT_TILE, layers=layer, bbox="1113000,4865000,1224514,5012341")
+    assert drawn.status_code == 200 and decode_png(drawn.content)[..., 3].any()

@@ -135,8 +135,12 @@ class LocalMapServer:
 
     @staticmethod
     def reader_folders(layer: render.Layer) -> tuple[Path, ...]:
-        """What a reader of ``layer`` sees: its folder and its product's workspace folder."""
-        return (layer.folder, Path(layer.source_folder)) if layer.source_folder else (layer.folder,)
+        """What a reader of ``layer`` sees: its folder and its product's workspace folder (for a layer published
+        before layers recorded it: the folder of the product its VRT reads)."""
+        if layer.source_folder:
+            return layer.folder, Path(layer.source_folder)
+        source = render.vrt_source(layer)
+        return (layer.folder, Path(source).parent) if source else (layer.folder,)
 
     # -- files -------------------------------------------------------------------------------
     @staticmethod

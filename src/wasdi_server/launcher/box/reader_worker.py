@@ -56,28 +56,20 @@ class OpenDatasets:
         self.sources: dict[str, tuple[str, ...]] = {}
         """The product files each layer's VRT reads (the server wrote the VRT: parsed once)."""
 
-    def _sources(self, vrt: str) -> tuple[str, ...]:
+    def _sources(self, layer: Any) -> tuple[str, ...]:
+        vrt = str(layer.vrt)
         if vrt not in self.sources:
-            from xml.etree import ElementTree
+            from wasdi_server.providers.wms import render
 
-            names = []
-            with contextlib.suppress(OSError, ElementTree.ParseError):
-                for element in ElementTree.parse(vrt).iter("SourceFilename"):
-                    name = (element.text or "").strip()
-                    if name.startswith(("/vsizip/", "/vsitar/")):
-                        name = name.split("/", 2)[2]
-                        while name and not os.path.isfile("/" + name):
-                            name = name.rsplit("/", 1)[0] if "/" in name else ""
-                        name = "/" + name
-                    names.append(name)
-            self.sources[vrt] = tuple(dict.fromkeys(names))
+            source = render.vrt_source(layer)
+            self.sources[vrt] = (source,) if source else ()
         return self.sources[vrt]
 
     def _key(self, layer: Any, level: int | None) -> tuple[Any, ...]:
         """What makes an open dataset stale: the layer's files and its product changed or replaced (a product
         swapped for another file after publishing is opened, and checked, afresh)."""
         stamps: list[tuple[int, int, int] | None] = []
-        for path in (str(layer.vrt), str(layer.vrt) + ".ovr", *self._sources(str(layer.vrt))):
+        for path in (str(layer.vrt), str(layer.vrt) + ".ovr", *self._sources(layer)):
             try:
                 stat = os.stat(path)
                 stamps.append((stat.st_ino, stat.st_mtime_ns, stat.st_size))

@@ -139,6 +139,22 @@ def _vrt_document(src: Any, source: str) -> str:
     return "".join(parts)
 
 
+def vrt_source(layer: Layer) -> str | None:
+    """The product file a layer's VRT reads (an archive's path for a ``/vsizip/`` member); ``None`` if unknown."""
+    from xml.etree import ElementTree
+
+    try:
+        element = ElementTree.parse(layer.vrt).find(".//SourceFilename")
+    except (OSError, ElementTree.ParseError):
+        return None
+    name = (element.text or "").strip() if element is not None else ""
+    if name.startswith(("/vsizip/", "/vsitar/")):
+        name = name[name.index("/", 1):]
+        while name and not os.path.isfile(name):
+            name = name.rsplit("/", 1)[0]
+    return name if name.startswith("/") else None
+
+
 def overview_factors(width: int, height: int) -> list[int]:
     factors, factor = [], 2
     while max(width, height) / (factor // 2) > OVERVIEW_TARGET:
