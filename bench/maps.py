@@ -48,11 +48,15 @@ def make_scene(path: Path) -> None:
 
 
 def publish_child(source: str, root: str) -> None:
-    """Runs in a child process so its peak memory is the publish's own."""
-    from wasdi_server.providers.mapserver import LocalMapServer
+    """Runs in a child process so its peak memory is the publish's own: what a boxed reader runs to publish
+    (``reader_worker.Reader.prepare``: VRT, overviews, percentiles, preview), here unboxed."""
+    from wasdi_server.png import encode_pixels
+    from wasdi_server.providers.wms import render
+    from wasdi_server.providers.wms.styles import DEFAULT
 
     start = time.perf_counter()
-    LocalMapServer(Path(root)).publish(source, 1, "wasdi_bench", None, "u")
+    layer = render.prepare(source, 1, Path(root) / "wasdi_bench", None, str(Path(source).parent))
+    (Path(root) / "wasdi_bench.png").write_bytes(encode_pixels(render.preview(layer, DEFAULT, 2048)))
     elapsed = time.perf_counter() - start
     print(f"{elapsed:.3f} {peak_memory_mb():.1f}")
 
@@ -112,6 +116,7 @@ def main() -> None:
     if args.publish_child:
         publish_child(*args.publish_child)
         return
+    from wasdi_server.launcher.box.readers import ReaderPool
     from wasdi_server.png import encode_pixels
     from wasdi_server.providers.mapserver import LocalMapServer
     from wasdi_server.providers.wms import render
@@ -128,7 +133,7 @@ def main() -> None:
                              check=True, capture_output=True, text=True).stdout.split()
         print(f"publish (VRT, overviews, percentiles, preview): {float(out[0]):.2f} s, peak memory "
               f"{float(out[1]):.0f} MB (target < 300 MB)")
-        server = LocalMapServer(folder / "layers", cache_bytes=512 * 1024**2)
+        server = LocalMapServer(folder / "layers", ReaderPool(), cache_bytes=512 * 1024**2)
         layer = server.layer("wasdi_bench")
         assert layer is not None
         print(f"overviews: {list(layer.overviews)}; p2/p98: {layer.stats[1][0]:.1f}/{layer.stats[1][1]:.1f}")
@@ -164,7 +169,7 @@ def main() -> None:
               f"{scene_base:.1f}ms ({scene_p50 / scene_base:.2f}x)")
         if args.compare:
             compare(args.compare, layer, zooms)
-        server.close()  # its drawing processes
+        server.close()  # its boxed readers
 
 
 def compare(path: str, layer: object, zooms: list[int]) -> None:

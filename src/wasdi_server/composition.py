@@ -17,6 +17,7 @@ from .launcher import (
 )
 from .launcher.box.doors import DoorService
 from .launcher.box.proxy import OutboundProxy
+from .launcher.box.readers import ReaderPool
 from .launcher.ops_apps import api_ports
 from .launcher.pool import Launcher
 from .messages import Messages, build_messages
@@ -212,6 +213,7 @@ class Services:
         self.messages.start()
         self.notebooks.start()
         self.launcher.start()
+        self.maps.start_readers(self.settings.map_draw_workers)
         self.metrics_recorder.start()
         if self.outbox is not None:
             self.outbox.remove_unreferenced_files()
@@ -302,12 +304,14 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
                           atomic=store.atomic)
     missions = MissionService(sharing, settings.missions_file)
     processes = ProcessService(c("process_workspaces"), messages, workspaces, users, settings.node_code)
-    map_server = make_map_server(settings.map_server, settings.data_dir, settings.styles_root,
-                                 settings.layer_max_pixels, settings.map_cache_bytes, settings.map_draw_workers,
-                                 settings.map_draw_seconds, settings.threads)
+    # users' rasters are read only by boxed readers (a world of the workspace's folder, no network)
+    reads = ReaderPool(settings.map_draw_workers, settings.map_draw_seconds, settings.map_wait_seconds,
+                       settings.map_queue, boxed=settings.app_isolation != "off")
+    map_server = make_map_server(settings.map_server, settings.data_dir, reads, settings.styles_root,
+                                 settings.layer_max_pixels, settings.map_cache_bytes)
     styles.publishers.append(map_server)
     products = ProductService(c("products"), c("layers"), workspaces, processes, messages, subscriptions, missions,
-                              map_server, settings)
+                              map_server, settings, reads)
     workspaces.delete_hooks.append(products.on_workspace_delete)
     app_records = AppRecords(c("processors"), sharing)
     reviews = ReviewService(c("reviews"), c("review_comments"), app_records, atomic=store.atomic)

@@ -219,10 +219,15 @@ class Settings:
     map_cache_bytes: int = 256 * 1024**2
     """Disk space of the local map server's cache of drawn map images (``<data_dir>/layers/.tiles``)."""
     map_draw_workers: int = 2
-    """Processes that draw WMS maps (as many more requests may wait, fewer than half of ``threads`` in all;
-    beyond that a map request is refused at once)."""
+    """Boxed readers that draw maps and read products (each sees one workspace's folder; the others wait in a
+    queue for one)."""
     map_draw_seconds: float = 30.0
-    """A WMS map not drawn this long after it was asked for is refused and its drawing process stopped."""
+    """A map (or product read) not done this long after a reader took it is refused and its reader stopped."""
+    map_wait_seconds: float = 10.0
+    """How long a map request (or product read) may wait in the queue for a reader before a 503 with
+    Retry-After."""
+    map_queue: int = 64
+    """Map requests and product reads that may wait for a reader at once (beyond: a 503 at once)."""
     search_providers: list[dict[str, Any]] = field(default_factory=list)
     """Search providers: ``[[search_providers]]`` tables with ``code``, ``type`` (``local`` or ``stac``)
     and their options (docs/search.md); env: a JSON list."""

@@ -13,10 +13,18 @@ import rasterio
 from rasterio.transform import from_origin
 from tests.conftest import Person, Server
 
+from wasdi_server.launcher.box.readers import ReaderPool
+from wasdi_server.providers.mapserver import LocalMapServer, StyleSource
 from wasdi_server.services.identity import User
 
 BBOX_4326 = "40.000000,10.000000,40.000000,11.000000,41.000000,11.000000,41.000000,10.000000,40.000000,10.000000"
 """The footprint string of ``make_geotiff(..., crs="EPSG:4326")``: lon 10..11, lat 40..41."""
+
+
+def local_map_server(root: Path, styles: StyleSource | None = None, max_size: int = 2048,
+                     cache_bytes: int = 256 * 1024 * 1024) -> LocalMapServer:
+    """A local map server at ``root`` over boxed readers, as the server composes it (``close()`` it)."""
+    return LocalMapServer(root, ReaderPool(), styles, max_size, cache_bytes)
 
 
 def make_geotiff(path: Path, *, crs: str | None = "EPSG:4326", count: int = 2, width: int = 100, height: int = 100,

@@ -11,10 +11,19 @@ import numpy as np
 import pytest
 from tests.conftest import Person, Server
 from tests.png_decoding import decode_png
-from tests.server.geodata import folder, http, ingested, make_geotiff, new_workspace, share, wait_process
+from tests.server.geodata import (
+    folder,
+    http,
+    ingested,
+    local_map_server,
+    make_geotiff,
+    new_workspace,
+    share,
+    wait_process,
+)
 
 from wasdi_server.providers import mapserver
-from wasdi_server.providers.mapserver import LocalMapServer, parse_colour_map
+from wasdi_server.providers.mapserver import parse_colour_map
 
 SLD = """<?xml version="1.0" encoding="UTF-8"?>
 <StyledLayerDescriptor xmlns="http://www.opengis.net/sld" version="1.0.0">
@@ -29,8 +38,9 @@ SLD = """<?xml version="1.0" encoding="UTF-8"?>
 
 def test_grey_stretch_and_transparent_nodata(tmp_path: Path) -> None:
     tif = make_geotiff(tmp_path / "a.tif", count=1, width=100, height=100)
-    server = LocalMapServer(tmp_path / "layers")
-    layer = server.publish(str(tif), 1, "wasdi_a", None, "http://x/layers/wasdi_a.png")
+    server = local_map_server(tmp_path / "layers")
+    layer = server.publish(str(tif), 1, "wasdi_a", None, "http://x/layers/wasdi_a.png", tmp_path)
+    server.close()
     pixels = decode_png((tmp_path / "layers" / "wasdi_a.png").read_bytes())
     assert pixels.shape == (100, 100, 4)
     assert pixels[0, 0, 3] == 0  # nodata
@@ -44,14 +54,18 @@ def test_grey_stretch_and_transparent_nodata(tmp_path: Path) -> None:
 
 def test_large_rasters_are_drawn_at_a_bounded_size(tmp_path: Path) -> None:
     tif = make_geotiff(tmp_path / "big.tif", count=1, width=3000, height=1500, pixel=0.001)
-    LocalMapServer(tmp_path / "layers", max_size=512).publish(str(tif), 1, "wasdi_big", None, "u")
+    server = local_map_server(tmp_path / "layers", max_size=512)
+    server.publish(str(tif), 1, "wasdi_big", None, "u", tmp_path)
+    server.close()
     assert decode_png((tmp_path / "layers" / "wasdi_big.png").read_bytes()).shape == (256, 512, 4)
 
 
 def test_projected_rasters_are_warped_to_wgs84(tmp_path: Path) -> None:
     tif = make_geotiff(tmp_path / "utm.tif", crs="EPSG:32632", origin=(500000, 5000000), pixel=100, width=60,
                        height=40, count=1)
-    layer = LocalMapServer(tmp_path / "layers").publish(str(tif), 1, "wasdi_u", None, "u")
+    server = local_map_server(tmp_path / "layers")
+    layer = server.publish(str(tif), 1, "wasdi_u", None, "u", tmp_path)
+    server.close()
     native = json.loads(layer.geoserver_bounding_box)
     assert native == {"minx": 500000.0, "miny": 4996000.0, "maxx": 506000.0, "maxy": 5000000.0, "crs": "EPSG:32632"}
     wgs84 = json.loads(layer.bounding_box)
@@ -60,7 +74,9 @@ def test_projected_rasters_are_warped_to_wgs84(tmp_path: Path) -> None:
 
 def test_a_raster_without_crs_is_drawn_without_bounding_box(tmp_path: Path) -> None:
     tif = make_geotiff(tmp_path / "plain.tif", crs=None, count=1, width=30, height=20)
-    layer = LocalMapServer(tmp_path / "layers").publish(str(tif), 1, "wasdi_p", None, "u")
+    server = local_map_server(tmp_path / "layers")
+    layer = server.publish(str(tif), 1, "wasdi_p", None, "u", tmp_path)
+    server.close()
     assert layer.bounding_box == "" and layer.geoserver_bounding_box == ""
     assert decode_png((tmp_path / "layers" / "wasdi_p.png").read_bytes()).shape == (20, 30, 4)
 

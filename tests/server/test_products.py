@@ -214,13 +214,13 @@ def test_metadata_asked_again_while_generating_queues_nothing_more(server: Serve
                                                                     tif: Path, monkeypatch) -> None:
     ingested(server, alice, ws, tif)
     release = threading.Event()
-    real = readers.metadata_tree
+    real = server.services.products.read_metadata
 
-    def slow(path: Path) -> dict:
+    def slow(workspace: dict, path: Path) -> dict:
         release.wait(10)
-        return real(path)
+        return real(workspace, path)
 
-    monkeypatch.setattr(readers, "metadata_tree", slow)
+    monkeypatch.setattr(server.services.products, "read_metadata", slow)
     answer = server.get("/product/metadatabyname", alice, name="scene.tif", workspace=ws).json
     assert answer == {"name": "Generating Metadata, try later"}
     (queued,) = processes_of(server, ws, "READMETADATA")

@@ -19,7 +19,7 @@ from owslib.util import ServiceException as OwsServiceException
 from owslib.wms import WebMapService
 from tests.conftest import Person, Server
 from tests.png_decoding import decode_png
-from tests.server.geodata import ingested, make_geotiff, new_workspace, share, wait_process
+from tests.server.geodata import ingested, local_map_server, make_geotiff, new_workspace, share, wait_process
 from tests.socket_server import on_a_socket
 
 from wasdi_server.providers.wms import render
@@ -243,8 +243,6 @@ def test_a_named_style_applies_when_the_caller_may_read_it(server: Server, alice
 
 # -- styles outside the subset, RGB, opacity -------------------------------------------------------
 def test_rgb_channel_selection_and_unsupported_styles(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    from wasdi_server.providers.mapserver import LocalMapServer
-
     tif = make_geotiff(tmp_path / "rgb.tif", count=3)
     styles = {"rgb": """<StyledLayerDescriptor><NamedLayer><UserStyle><FeatureTypeStyle><Rule><RasterSymbolizer>
         <Opacity>0.5</Opacity><ChannelSelection>
@@ -254,8 +252,8 @@ def test_rgb_channel_selection_and_unsupported_styles(tmp_path: Path, caplog: py
         </RasterSymbolizer></Rule></FeatureTypeStyle></UserStyle></NamedLayer></StyledLayerDescriptor>""",
               "relief": """<StyledLayerDescriptor><NamedLayer><UserStyle><FeatureTypeStyle><Rule><RasterSymbolizer>
         <ShadedRelief/></RasterSymbolizer></Rule></FeatureTypeStyle></UserStyle></NamedLayer></StyledLayerDescriptor>"""}
-    server = LocalMapServer(tmp_path / "layers", styles.get)
-    server.publish(str(tif), 1, "wasdi_rgb", "rgb", "u")
+    server = local_map_server(tmp_path / "layers", styles.get)
+    server.publish(str(tif), 1, "wasdi_rgb", "rgb", "u", tmp_path)
     layer = server.layer("wasdi_rgb")
     assert layer is not None and layer.band_count == 3
     rgba = server.render_rgba("wasdi_rgb", None, "EPSG:4326", (10.5, 40.5, 10.6, 40.6), 2, 2)
@@ -268,6 +266,7 @@ def test_rgb_channel_selection_and_unsupported_styles(tmp_path: Path, caplog: py
     assert "ShadedRelief" in caplog.text
     assert fallback[1, 0].tolist() == [grey(value, *layer.stats[1])] * 3 + [255]
     assert parse_style(styles["relief"]).problem and not parse_style(styles["rgb"]).problem
+    server.close()
 
 
 # -- GetFeatureInfo and legends -------------------------------------------------------------------

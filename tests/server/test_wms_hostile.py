@@ -12,6 +12,7 @@ import time
 import tracemalloc
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -23,7 +24,8 @@ from tests.server.geodata import ingested, make_geotiff, new_workspace
 from tests.server.test_wms import WEB_CLIENT_TILE, exception_code, publish, wms
 from tests.socket_server import on_a_socket
 
-from wasdi_server.providers.mapserver import LocalMapServer, make_map_server
+from wasdi_server.launcher.box.readers import ReaderPool, world_key
+from wasdi_server.providers.raster_reads import ReadJob, ReadRefused
 from wasdi_server.providers.wms import protocol, render
 from wasdi_server.providers.wms.styles import parse_style
 
@@ -76,7 +78,7 @@ def test_the_layer_limit_and_the_pixel_budget(server: Server, alice: Person, lay
 def test_a_draw_past_its_deadline_is_refused_and_its_process_replaced(tmp_path: Path) -> None:
     server = Server(tmp_path / "data", map_draw_seconds=12.5, map_draw_workers=1)
     try:
-        draws = server.services.maps.map_server.draws
+        draws = server.services.maps.map_server.reads
         assert (draws.seconds, draws.workers) == (12.5, 1)
         alice = server.add_user("alice@example.org")
         ws = new_workspace(server, alice)
@@ -89,6 +91,7 @@ def test_a_draw_past_its_deadline_is_refused_and_its_process_replaced(tmp_path: 
         slow = wms(server, alice, **{**WEB_CLIENT_TILE, "width": "4096", "height": "4096"},
                    layers=f"{name},{name}", bbox="1113194,4865942,1224514,5012341")
         assert slow.status_code == 503 and b"took longer than 0.3 seconds" in slow.content
+        assert slow.headers["retry-after"]
         assert draws.process_ids() == []  # the stuck draw's process was stopped
         draws.seconds = 12.5
         again = wms(server, alice, **WEB_CLIENT_TILE, layers=name, bbox="1113194,4865942,1224514,5013000")
@@ -149,6 +152,10 @@ WINDOWS = 3
 server a map request holds (the finding: minutes) fails every window."""
 
 
+MIN_ATTACK_SECONDS = 12.0
+"""Long enough for the first hostile maps to be drawn (or refused past their wait) and answered."""
+
+
 def hello_p99(client: httpx.Client) -> float:
     """The 99th percentile of 150 /wasdi/hello answers' times (a timeout counts as its 5 seconds)."""
     latencies = []
@@ -179,6 +186,7 @@ def test_hostile_maps_leave_the_server_answering(server: Server, alice: Person, 
                                    json.dumps(hostile[n % len(hostile)])], stdout=subprocess.PIPE, text=True)
                  for n in range(6)]
     windows = []
+    attack_started = time.monotonic()
     try:
         with httpx.Client(base_url=socket_server, timeout=5) as client:
             time.sleep(1.0)  # the drawing processes are busy
@@ -186,18 +194,56 @@ def test_hostile_maps_leave_the_server_answering(server: Server, alice: Person, 
                 windows.append(hello_p99(client))
                 if windows[-1] < 0.1:
                     break
+        # hostile maps wait in the queue rather than being refused at once: let the first ones be answered
+        time.sleep(max(0.0, MIN_ATTACK_SECONDS - (time.monotonic() - attack_started)))
     finally:
         for attacker in attackers:
             attacker.kill()
         answered = [line.strip() for attacker in attackers for line in attacker.communicate()[0].splitlines()]
-        server.services.maps.map_server.draws.close()  # the draws still running end now, not in 30 s
+        server.services.maps.map_server.reads.close()  # the draws still running end now, not in 30 s
     assert min(windows) < 0.1, f"p99 of each window: {[f'{w * 1000:.0f} ms' for w in windows]}"
     assert answered and set(answered) <= {"200", "503"}, answered
 
 
-@pytest.mark.parametrize("threads, workers, admitted", [(8, 2, 3), (4, 2, 1), (32, 2, 4), (2, 1, 1)])
-def test_map_requests_never_take_half_the_server_threads(tmp_path: Path, threads: int, workers: int,
-                                                         admitted: int) -> None:
-    maps = make_map_server("local", tmp_path, draw_workers=workers, server_threads=threads)
-    assert isinstance(maps, LocalMapServer) and maps.draws.admitted == admitted
-    maps.close()
+def test_twenty_tiles_asked_at_once_are_all_drawn(server: Server, alice: Person, layer: str,
+                                                   socket_server: str) -> None:
+    """A web map's first view asks for its tiles at once: each waits for a reader and is drawn, none refused."""
+    tiles = [f"{1000000 + 20000 * (n % 5)},{4800000 + 20000 * (n // 5)},{1020000 + 20000 * (n % 5)},"
+             f"{4820000 + 20000 * (n // 5)}" for n in range(20)]
+
+    def ask(bbox: str) -> httpx.Response:
+        with httpx.Client(base_url=socket_server, headers={"x-session-token": alice.token}, timeout=60) as client:
+            return client.get("/wms", params={**WEB_CLIENT_TILE, "layers": layer, "bbox": bbox})
+
+    with ThreadPoolExecutor(len(tiles)) as pool:
+        answers = list(pool.map(ask, tiles))
+    assert [a.status_code for a in answers] == [200] * 20, [a.text[:200] for a in answers if a.status_code != 200]
+    assert all(decode_png(a.content).shape == (256, 256, 4) for a in answers)
+
+
+def test_a_read_waits_in_the_queue_and_is_refused_only_past_its_deadline(tmp_path: Path) -> None:
+    """One reader, its slot held: a read waits, is done when the slot frees within its wait, and is refused
+    (busy) only once its wait is over; a read past a full queue is refused at once."""
+    pool = ReaderPool(workers=1, seconds=30.0, wait_seconds=2.0, queue=1, boxed=False)
+    tif = make_geotiff(tmp_path / "scene.tif", count=1)
+    job = ReadJob("product", (str(tif),))
+    try:
+        held = pool._take(world_key((tmp_path,), ()))  # the only slot, as a long read would hold it
+        with ThreadPoolExecutor(2) as threads:
+            waiting = threads.submit(pool.read, job, read_only=(tmp_path,))
+            time.sleep(0.5)
+            assert pool.waiting == 1 and not waiting.done()
+            with pytest.raises(ReadRefused) as full:  # the queue holds one
+                pool.read(job, read_only=(tmp_path,))
+            assert full.value.busy
+            pool._give_back(held)
+            assert waiting.result(30).value["readable"]  # waited, then read
+        pool.wait_seconds = 0.5
+        held = pool._take(world_key((tmp_path,), ()))
+        started = time.monotonic()
+        with pytest.raises(ReadRefused) as late:
+            pool.read(job, read_only=(tmp_path,))
+        assert late.value.busy and 0.45 < time.monotonic() - started < 3
+        pool._give_back(held)
+    finally:
+        pool.close()

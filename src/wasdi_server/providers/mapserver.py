@@ -4,11 +4,14 @@
 use.  ``LocalMapServer`` is the default: publishing a band prepares it for drawing (``wms.render``: a VRT
 over the product, overviews, band statistics) under ``<data_dir>/layers/<layerId>/`` and draws a
 preview ``<data_dir>/layers/<layerId>.png`` (served at ``GET /layers/{layerId}.png``); this server's WMS
-(``GET /wms``, ``api/layers.py`` and ``services/maps.py``) draws any box of it in drawing processes with
-a deadline (``wms.draw_pool``), and ``geoserverUrl`` points there.  Drawn map images are kept in a disk
-cache bounded by bytes (``wms.cache``) under ``<data_dir>/layers/.tiles/``, dropped when the layer is
-published again, restyled or removed, or when its style's SLD changes.  A GeoServer REST implementation can
-be added beside it: publish a coverage store and layer, set the layer's default style, delete them.
+(``GET /wms``, ``api/layers.py`` and ``services/maps.py``) draws any box of it, and ``geoserverUrl`` points
+there.  Every read of the product (preparing, the preview, each map, each value) is a ``ReadJob`` run by
+the ``RasterReads`` the server is given (boxed readers that see the product's workspace folder and the
+layer's folder only, ``launcher/box/readers.py``): this process never opens a user's raster.  Drawn map
+images are kept in a disk cache bounded by bytes (``wms.cache``) under ``<data_dir>/layers/.tiles/``,
+dropped when the layer is published again, restyled or removed, or when its style's SLD changes.  A
+GeoServer REST implementation can be added beside it: publish a coverage store and layer, set the layer's
+default style, delete them.
 
 Preview rules: the band is drawn in WGS84 (``EPSG:4326``, so a map client can drape it over the layer's
 WGS84 bounding box) with its longest side at most ``max_size`` pixels, from the overviews; a raster
@@ -20,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import math
 import os
 import re
 import shutil
@@ -33,13 +35,14 @@ from typing import Any, Protocol
 from wasdi_sdk.atomic_files import write_atomic
 
 from ..png import encode_pixels
+from .raster_reads import RasterReads, ReadJob, ReadRefused
 from .wms import render
 from .wms.cache import TileCache, cache_key
-from .wms.draw_pool import DrawJob, DrawPool
 from .wms.styles import MAX_SLD_BYTES, ColourMap, RasterStyle, parse_style
 
 log = logging.getLogger(__name__)
-__all__ = ["MAX_SLD_BYTES", "ColourMap", "LocalMapServer", "MapServer", "MapServerError", "PublishedLayer"]
+__all__ = ["MAX_SLD_BYTES", "ColourMap", "LocalMapServer", "MapServer", "MapServerError", "PublishedLayer",
+           "ReadRefused"]
 
 
 class MapServerError(Exception):
@@ -66,10 +69,12 @@ StyleSource = Callable[[str], str | None]
 class MapServer(Protocol):
     """What the rest of the server needs from a map server."""
 
-    def publish(self, source: str, band_index: int, layer_id: str, style: str | None, url: str) -> PublishedLayer:
-        """Publish band ``band_index`` (1-based) of the GDAL-readable ``source`` as layer ``layer_id``."""
+    def publish(self, source: str, band_index: int, layer_id: str, style: str | None, url: str,
+                folder: Path) -> PublishedLayer:
+        """Publish band ``band_index`` (1-based) of the GDAL-readable ``source``, a product of the workspace
+        folder ``folder``, as layer ``layer_id``."""
 
-    def restyle(self, source: str, band_index: int, layer_id: str, style: str | None) -> None:
+    def restyle(self, source: str, band_index: int, layer_id: str, style: str | None, folder: Path) -> None:
         """Give a published layer a new style."""
 
     def remove(self, layer_id: str) -> None:
@@ -113,39 +118,29 @@ def colourise(values: Any, valid: Any, colour_map: ColourMap) -> Any:
     return render.colourise(values, valid, colour_map)
 
 
-def _preview_without_crs(layer: render.Layer, style: RasterStyle, max_size: int) -> Any:
-    """A raster with no CRS is drawn as it is, scaled to ``max_size``."""
-    import numpy as np
-    import rasterio
-    from rasterio.enums import Resampling
-
-    with rasterio.open(layer.vrt) as src:
-        factor = max(1.0, max(src.width, src.height) / max_size)
-        shape = (max(1, math.ceil(src.height / factor)), max(1, math.ceil(src.width / factor)))
-        data = src.read(layer.band_index, masked=True, out_shape=shape, resampling=Resampling.nearest)
-    values = np.ma.getdata(data).astype(np.float64)
-    valid = ~np.ma.getmaskarray(data) & np.isfinite(values)
-    if style.colour_map is not None:
-        return render.colourise(values, valid, style.colour_map)
-    grey = render.stretch(values, valid, *layer.stats.get(layer.band_index, (0.0, 0.0)))
-    return np.stack([grey, grey, grey, np.where(valid, 255, 0).astype(np.uint8)], axis=-1)
-
-
 class LocalMapServer:
     """Layers prepared under ``root`` that this server draws itself (preview PNG and WMS)."""
 
-    def __init__(self, root: Path, styles: StyleSource | None = None, max_size: int = 2048,
-                 cache_bytes: int = 256 * 1024 * 1024, draw_workers: int = 2, draw_seconds: float = 30.0,
-                 draw_admitted: int | None = None) -> None:
+    def __init__(self, root: Path, reads: RasterReads, styles: StyleSource | None = None, max_size: int = 2048,
+                 cache_bytes: int = 256 * 1024 * 1024) -> None:
         self.root = root
+        self.reads = reads
+        """Where layers are prepared and drawn (boxed readers, with a queue and a deadline)."""
         self.styles = styles
         self.max_size = max_size
         self.tiles = TileCache(root / ".tiles", cache_bytes)
-        self.draws = DrawPool(draw_workers, draw_seconds, draw_admitted)
-        """Where requests' maps are drawn (other processes, with a deadline: ``wms.draw_pool``)."""
 
     def close(self) -> None:
-        self.draws.close()
+        self.reads.close()
+
+    @staticmethod
+    def reader_folders(layer: render.Layer) -> tuple[Path, ...]:
+        """What a reader of ``layer`` sees: its folder and its product's workspace folder (for a layer published
+        before layers recorded it: the folder of the product its VRT reads)."""
+        if layer.source_folder:
+            return layer.folder, Path(layer.source_folder)
+        source = render.vrt_source(layer)
+        return (layer.folder, Path(source).parent) if source else (layer.folder,)
 
     # -- files -------------------------------------------------------------------------------
     @staticmethod
@@ -196,34 +191,30 @@ class LocalMapServer:
         return style
 
     # -- publishing --------------------------------------------------------------------------
-    def _write_preview(self, layer: render.Layer, layer_id: str) -> None:
-        style = self.style(layer.style)
-        if layer.georeferenced and layer.wgs84 is not None and layer.bounds is not None:
-            from rasterio.crs import CRS
-            from rasterio.warp import calculate_default_transform
-
-            # the raster's own resolution in degrees, the longest side at most max_size
-            _, width, height = calculate_default_transform(CRS.from_wkt(layer.crs), "EPSG:4326", layer.width,
-                                                           layer.height, *layer.bounds)
-            factor = max(width, height) / self.max_size
-            if factor > 1:
-                width, height = max(1, math.ceil(width / factor)), max(1, math.ceil(height / factor))
-            pixels = render.draw(layer, style, "EPSG:4326", layer.wgs84, width, height)
-        else:
-            pixels = _preview_without_crs(layer, style, self.max_size)
+    def _prepare(self, source: str, band_index: int, layer_id: str, style: str | None, folder: Path,
+                 restyle: bool) -> render.Layer:
+        """Prepare a layer (or give it ``style``) in a reader that may write only its folder; write its preview."""
+        target = self.folder(layer_id)
+        target.mkdir(parents=True, exist_ok=True)
+        answer = self.reads.read(ReadJob("prepare", (source, band_index, target, style, self.style(style),
+                                                      str(folder), self.max_size, restyle)),
+                                 read_only=(folder,), read_write=(target,))
+        layer = render.Layer.load(target)
         path = self.layer_file(layer_id)
         if path is None:
             raise MapServerError("invalid layer id")
-        write_atomic(path, encode_pixels(pixels))
+        write_atomic(path, answer.payload)
+        return layer
 
-    def publish(self, source: str, band_index: int, layer_id: str, style: str | None, url: str) -> PublishedLayer:
-        folder = self.folder(layer_id)
+    def publish(self, source: str, band_index: int, layer_id: str, style: str | None, url: str,
+                folder: Path) -> PublishedLayer:
         self.tiles.drop(layer_id)
         try:
-            layer = render.prepare(source, band_index, folder, style)
-            self._write_preview(layer, layer_id)
-        except render.RenderError as e:
-            raise MapServerError(str(e)) from e
+            layer = self._prepare(source, band_index, layer_id, style, folder, restyle=False)
+        except ReadRefused as e:
+            log.warning("publishing band %s of %s was refused: %s", band_index, source, e.message)
+            raise MapServerError(e.message if e.refused or e.busy else "Looks we cannot show\nthis file on map") \
+                from e
         except Exception as e:
             log.warning("publishing band %s of %s failed: %s", band_index, source, e)
             raise MapServerError("Looks we cannot show\nthis file on map") from e
@@ -236,15 +227,10 @@ class LocalMapServer:
         return PublishedLayer(layer_id, url, bbox_json(layer.wgs84, "EPSG:4326") if layer.georeferenced else "",
                               bbox_json(layer.bounds, crs_name))
 
-    def restyle(self, source: str, band_index: int, layer_id: str, style: str | None) -> None:
-        layer = self.layer(layer_id)
-        if layer is None:  # published before this server prepared layers: prepare it now
-            layer = render.prepare(source, band_index, self.folder(layer_id), style)
-        else:
-            layer = layer.with_style(style)
-            layer.save()
+    def restyle(self, source: str, band_index: int, layer_id: str, style: str | None, folder: Path) -> None:
+        # published before this server prepared layers: prepare it now
+        self._prepare(source, band_index, layer_id, style, folder, restyle=self.layer(layer_id) is not None)
         self.tiles.drop(layer_id)
-        self._write_preview(layer, layer_id)
 
     def remove(self, layer_id: str) -> None:
         if not self.valid_id(layer_id):
@@ -285,7 +271,8 @@ class LocalMapServer:
         cached = self.tiles.get(layer_id, key)
         if cached is not None:
             return cached
-        png = self.draws.draw(DrawJob(((layer, self.style(name)),), crs, bbox, width, height, background))
+        job = ReadJob("draw", (((layer, self.style(name)),), crs, bbox, width, height, background))
+        png = self.reads.read(job, read_only=self.reader_folders(layer)).payload
         self.tiles.put(layer_id, key, png)
         return png
 
@@ -298,15 +285,61 @@ class LocalMapServer:
             if layer is None:
                 raise MapServerError("no such layer")
             layers.append((layer, self.style(style_name or layer.style)))
-        return self.draws.draw(DrawJob(tuple(layers), crs, bbox, width, height, background))
+        workspaces = {layer.source_folder for layer, _ in layers}
+        if len(workspaces) == 1:  # one reader sees them all
+            folders = tuple(dict.fromkeys(f for layer, _ in layers for f in self.reader_folders(layer)))
+            job = ReadJob("draw", (tuple(layers), crs, bbox, width, height, background))
+            return self.reads.read(job, read_only=folders).payload
+        return self._composite(layers, crs, bbox, width, height, background)
+
+    def _composite(self, layers: list[tuple[render.Layer, RasterStyle]], crs: str,
+                   bbox: tuple[float, float, float, float], width: int, height: int,
+                   background: tuple[int, int, int] | None) -> bytes:
+        """Layers of several workspaces: each drawn by a reader of its own workspace, composited here."""
+        import numpy as np
+
+        image = np.zeros((height, width, 4), dtype=np.uint8)
+        for layer, style in layers:
+            answer = self.reads.read(ReadJob("pixels", (layer, style, crs, bbox, width, height)),
+                                     read_only=self.reader_folders(layer))
+            if len(answer.payload) != height * width * 4:
+                raise ReadRefused("the map could not be drawn")
+            image = render.over(image, np.frombuffer(answer.payload, dtype=np.uint8).reshape(height, width, 4))
+        if background is not None:
+            image = render.flatten(image, background)
+        return encode_pixels(image)
+
+    def value_at(self, layer: render.Layer, crs: str, bbox: tuple[float, float, float, float], width: int,
+                 height: int, i: int, j: int) -> tuple[float, float, float | None]:
+        """The map coordinates of pixel (``i``, ``j``) of a map request and the layer band's value there."""
+        answer = self.reads.read(ReadJob("value_at", (layer, crs, bbox, width, height, i, j)),
+                                 read_only=self.reader_folders(layer))
+        x, y, value = answer.value
+        return float(x), float(y), None if value is None else float(value)
+
+    def warm(self, count: int) -> None:
+        """Start readers for the ``count`` layers published last, so their first tiles need not wait for one."""
+        if not self.root.is_dir():
+            return
+        folders = sorted((e for e in os.scandir(self.root) if e.is_dir() and not e.name.startswith(".")),
+                         key=lambda e: e.stat().st_mtime, reverse=True)
+        for entry in folders[:count]:
+            layer = self.layer(entry.name)
+            warm = getattr(self.reads, "warm", None)
+            if layer is not None and warm is not None:
+                warm(self.reader_folders(layer))
 
     def render_rgba(self, layer_id: str, style_name: str | None, crs: str, bbox: tuple[float, float, float, float],
                     width: int, height: int) -> Any:
-        """The RGBA pixels of one layer, drawn in this process (for tools and tests; requests use the pool)."""
+        """The RGBA pixels of one layer (for tools and tests), drawn by a reader."""
+        import numpy as np
+
         layer = self.layer(layer_id)
         if layer is None:
             raise MapServerError("no such layer")
-        return render.draw(layer, self.style(style_name or layer.style), crs, bbox, width, height)
+        answer = self.reads.read(ReadJob("pixels", (layer, self.style(style_name or layer.style), crs, bbox, width,
+                                                     height)), read_only=self.reader_folders(layer))
+        return np.frombuffer(answer.payload, dtype=np.uint8).reshape(height, width, 4).copy()
 
 
 _NO_STYLE = render.Layer(Path(), 1, 1, 0, 0, "", None, None, None, 0.0, (), {}, None, "")
@@ -329,12 +362,10 @@ def sld_files(styles_root: Path) -> StyleSource:
     return read
 
 
-def make_map_server(kind: str, data_dir: Path, styles_root: Path | None = None, max_size: int = 2048,
-                    cache_bytes: int = 256 * 1024 * 1024, draw_workers: int = 2, draw_seconds: float = 30.0,
-                    server_threads: int = 8) -> MapServer:
-    """The map server the settings name (``local`` is the only one so far)."""
+def make_map_server(kind: str, data_dir: Path, reads: RasterReads, styles_root: Path | None = None,
+                    max_size: int = 2048, cache_bytes: int = 256 * 1024 * 1024) -> MapServer:
+    """The map server the settings name (``local`` is the only one so far), reading rasters with ``reads``."""
     if kind in ("", "local"):
-        admitted = min(2 * draw_workers, max(1, (server_threads - 1) // 2))
-        return LocalMapServer(data_dir / "layers", sld_files(styles_root) if styles_root else None, max_size,
-                              cache_bytes, draw_workers, draw_seconds, admitted)
+        return LocalMapServer(data_dir / "layers", reads, sld_files(styles_root) if styles_root else None, max_size,
+                              cache_bytes)
     raise ValueError(f"unknown map server {kind!r} (known: local)")

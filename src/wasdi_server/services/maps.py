@@ -27,8 +27,8 @@ from typing import Any
 from ..errors import DomainError
 from ..png import encode_pixels
 from ..providers.mapserver import LocalMapServer, MapServer, MapServerError
+from ..providers.raster_reads import ReadRefused
 from ..providers.wms import protocol, render
-from ..providers.wms.draw_pool import DrawRefused
 from ..providers.wms.protocol import ServiceException
 from ..store import Collection
 from .identity import User
@@ -57,6 +57,12 @@ class MapService:
 
     def close(self) -> None:
         self.map_server.close()
+
+    def start_readers(self, count: int) -> None:
+        """Start readers for the layers published last, in the background (the server is starting): a web map's
+        first tiles need not wait for one."""
+        if isinstance(self.map_server, LocalMapServer):
+            self.map_server.warm(count)
 
     # -- access ------------------------------------------------------------------------------
     def _local(self) -> LocalMapServer:
@@ -152,8 +158,8 @@ class MapService:
                 png = local.render_map(chosen, request.crs, request.bbox, request.width, request.height, background)
         except MapServerError as e:  # removed meanwhile
             raise ServiceException(str(e), "LayerNotDefined") from e
-        except DrawRefused as e:
-            raise ServiceException(e.message, "NoApplicableCode", status=503 if e.busy else 400) from e
+        except ReadRefused as e:
+            raise refusal(e) from e
         return Answer(png, PNG, cacheable=True)
 
     def feature_info(self, user: User, request: protocol.InfoRequest) -> Answer:
@@ -161,7 +167,11 @@ class MapService:
         features = []
         for name in request.query_layers[:request.feature_count]:
             record, layer = self.visible(user, name)
-            x, y, value = render.value_at(layer, view.crs, view.bbox, view.width, view.height, request.i, request.j)
+            try:
+                x, y, value = self._local().value_at(layer, view.crs, view.bbox, view.width, view.height, request.i,
+                                                     request.j)
+            except ReadRefused as e:
+                raise refusal(e) from e
             if value is not None:
                 features.append({"layer": name, "product": record.get("fileName"), "band": record.get("band"),
                                  "value": value, "x": x, "y": y, "crs": view.crs})
@@ -186,6 +196,11 @@ class MapService:
         style = self._local().style(self._style_name(user, request.style, layer))
         return Answer(encode_pixels(render.legend(layer, style, request.width, request.height)), PNG,
                       cacheable=True)
+
+
+def refusal(error: ReadRefused) -> ServiceException:
+    """A read the readers did not do, as the WMS says it: 503 when busy or out of time (try again), else 400."""
+    return ServiceException(error.message, "NoApplicableCode", status=503 if error.busy else 400)
 
 
 def required_operation(params: Mapping[str, str]) -> str:

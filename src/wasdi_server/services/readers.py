@@ -28,7 +28,7 @@ import math
 import os
 import re
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -72,6 +72,8 @@ MAX_ZIP_PROBES = 20
 MAX_TAGS = 500
 """Tags of one domain kept in a metadata tree (some formats carry thousands)."""
 MAX_TEXT = 4000
+OpenGuard = Callable[[str], None]
+"""Called with every GDAL path before it is opened (a boxed reader refuses references outside its folders)."""
 
 
 @dataclass
@@ -109,6 +111,32 @@ class ProductInfo:
     @property
     def bbox(self) -> str | None:
         return format_bbox(self.wgs84_bounds) if self.wgs84_bounds else None
+
+
+def _box(value: Any) -> tuple[float, float, float, float] | None:
+    if not isinstance(value, list | tuple) or len(value) != 4:
+        return None
+    numbers = tuple(float(v) for v in value)
+    return numbers if all(math.isfinite(v) for v in numbers) else None  # type: ignore[return-value]
+
+
+def product_info_from(data: Any) -> ProductInfo:
+    """A ``ProductInfo`` from the JSON a reader sent (``dataclasses.asdict`` of one), checked field by field:
+    a reader runs GDAL on users' files and what it sends is not trusted."""
+    if not isinstance(data, dict):
+        raise ValueError("a product's description is not an object")
+    bands = []
+    for band in data.get("bands") or []:
+        if not isinstance(band, dict):
+            raise ValueError("a band's description is not an object")
+        bands.append(Band(str(band["name"])[:MAX_TEXT], int(band["width"]), int(band["height"]),
+                          int(band.get("index") or 1), str(band.get("source") or "")))
+    crs = data.get("crs")
+    return ProductInfo(str(data["file_name"]), int(data["size"]), float(data["modified_ms"]),
+                       readable=bool(data.get("readable")), driver=str(data.get("driver") or "")[:200], bands=bands,
+                       crs=None if crs is None else str(crs)[:MAX_TEXT], bounds=_box(data.get("bounds")),
+                       wgs84_bounds=_box(data.get("wgs84_bounds")), note=str(data.get("note") or "")[:MAX_TEXT],
+                       members=[str(m) for m in data.get("members") or []])
 
 
 # -- helpers -------------------------------------------------------------------------------------
@@ -235,8 +263,9 @@ def sidecars(folder: Path, file_name: str) -> list[Path]:
 
 
 # -- reading -------------------------------------------------------------------------------------
-def read_product(path: Path) -> ProductInfo:
-    """Bands, CRS and footprint of ``path``; file-level facts when it cannot be read as a raster."""
+def read_product(path: Path, guard: OpenGuard | None = None) -> ProductInfo:
+    """Bands, CRS and footprint of ``path``; file-level facts when it cannot be read as a raster (``guard``
+    sees every GDAL path first: a path it refuses leaves a file-level product whose note says why)."""
     stat = path.stat()
     info = ProductInfo(path.name, folder_or_file_size(path), stat.st_mtime * 1000.0)
     suffix = path.suffix.lower()
@@ -247,11 +276,11 @@ def read_product(path: Path) -> ProductInfo:
         return info
     try:
         if suffix == ".zip":
-            _read_zip(path, info)
+            _read_zip(path, info, guard)
         elif suffix == ".dim":
-            _read_dim(path, info)
+            _read_dim(path, info, guard)
         elif path.is_file():
-            _read_raster(str(path), info)
+            _read_raster(str(path), info, guard)
         else:
             info.note = "not a regular file"
     except Exception as e:  # any reader failure leaves a file-level product
@@ -304,8 +333,11 @@ def _unique_names(names: list[str]) -> list[str]:
     return out
 
 
-def _read_raster(gdal_path: str, info: ProductInfo) -> None:
+def _read_raster(gdal_path: str, info: ProductInfo, guard: OpenGuard | None = None) -> None:
     import rasterio
+
+    if guard is not None:
+        guard(gdal_path)
 
     with rasterio.Env(CPL_LOG="/dev/null"), rasterio.open(gdal_path) as src:
         names = [(d or "").strip() or f"band_{i + 1}" for i, d in enumerate(src.descriptions)]
@@ -332,12 +364,12 @@ def wgs84_bounds(crs: Any, bounds: Any) -> tuple[float, float, float, float] | N
     return max(-180.0, w), max(-90.0, s), min(180.0, e), min(90.0, n)
 
 
-def _read_zip(path: Path, info: ProductInfo) -> None:
+def _read_zip(path: Path, info: ProductInfo, guard: OpenGuard | None = None) -> None:
     candidates = [m for m in info.members if Path(m).suffix.lower() in RASTER_SUFFIXES and not m.endswith("/")
                   and ".." not in m and not m.startswith("/") and "\\" not in m]
     for member in candidates[:MAX_ZIP_PROBES]:
         try:
-            _read_raster(f"/vsizip/{path}/{member}", info)
+            _read_raster(f"/vsizip/{path}/{member}", info, guard)
         except Exception as e:
             log.debug("zip member %s is not readable: %s", member, e)
             continue
@@ -345,7 +377,7 @@ def _read_zip(path: Path, info: ProductInfo) -> None:
     info.note = "a zip archive with no member this server can read as a raster"
 
 
-def _read_dim(path: Path, info: ProductInfo) -> None:
+def _read_dim(path: Path, info: ProductInfo, guard: OpenGuard | None = None) -> None:
     data = path.with_suffix(".data")
     images = sorted(data.glob("*.img")) if data.is_dir() else []
     if not images:
@@ -354,7 +386,7 @@ def _read_dim(path: Path, info: ProductInfo) -> None:
     bands: list[Band] = []
     for image in images:
         probe = ProductInfo(image.name, 0, 0)
-        _read_raster(str(image), probe)
+        _read_raster(str(image), probe, guard)
         if not bands:
             info.crs, info.bounds, info.wgs84_bounds = probe.crs, probe.bounds, probe.wgs84_bounds
             info.driver = "BEAM-DIMAP (ENVI bands)"
@@ -381,9 +413,9 @@ def element(name: str, attributes: list[dict[str, Any]] | None = None,
     return out
 
 
-def metadata_tree(path: Path) -> dict[str, Any]:
+def metadata_tree(path: Path, guard: OpenGuard | None = None) -> dict[str, Any]:
     """The metadata of a product as a MetadataViewModel dict (root name = the file name)."""
-    info = read_product(path)
+    info = read_product(path, guard)
     file_element = element("File", [
         attribute("name", info.file_name), attribute("size", info.size),
         attribute("lastModified", format_ms(info.modified_ms, SECONDS_Z)),
@@ -399,7 +431,7 @@ def metadata_tree(path: Path) -> dict[str, Any]:
         return element(info.file_name, [attribute("description", f"File-level metadata only: {note}")], children)
     sources = list(dict.fromkeys(b.source for b in info.bands))
     try:
-        children += _raster_elements(sources[0], info)
+        children += _raster_elements(sources[0], info, guard)
     except Exception as e:  # the bands were readable a moment ago; keep what we have
         children.append(element(f"Raster details unavailable: {_short(e, path)}"))
     if len(sources) > 1:  # SNAP products: one source per band
@@ -412,8 +444,11 @@ def _tags_element(name: str, tags: dict[str, str]) -> dict[str, Any] | None:
     return element(name, [attribute(k, v) for k, v in items]) if items else None
 
 
-def _raster_elements(gdal_path: str, info: ProductInfo) -> list[dict[str, Any]]:
+def _raster_elements(gdal_path: str, info: ProductInfo, guard: OpenGuard | None = None) -> list[dict[str, Any]]:
     import rasterio
+
+    if guard is not None:
+        guard(gdal_path)
 
     out: list[dict[str, Any]] = []
     with rasterio.Env(CPL_LOG="/dev/null"), rasterio.open(gdal_path) as src:

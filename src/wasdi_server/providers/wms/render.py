@@ -23,7 +23,8 @@ import json
 import math
 import os
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,9 @@ _GDAL_TYPES = {"uint8": "Byte", "int8": "Int8", "uint16": "UInt16", "int16": "In
                "int32": "Int32", "uint64": "UInt64", "int64": "Int64", "float32": "Float32", "float64": "Float64",
                "complex64": "CFloat32", "complex128": "CFloat64"}
 Bounds = tuple[float, float, float, float]
+Opener = Callable[["Layer", "int | None"], AbstractContextManager[Any]]
+"""Opens a layer's VRT at an overview level (``None``: full resolution); a reader that keeps datasets open
+between tiles passes its own."""
 
 
 class RenderError(Exception):
@@ -70,6 +74,8 @@ class Layer:
     stats: dict[int, tuple[float, float]]
     style: str | None
     version: str
+    source_folder: str = ""
+    """The folder of the product the layer draws (its workspace's): what a reader of the layer must see."""
 
     @property
     def vrt(self) -> Path:
@@ -85,7 +91,7 @@ class Layer:
                 "bounds": self.bounds, "wgs84": self.wgs84, "mercator": self.mercator,
                 "resolution": self.resolution, "overviews": list(self.overviews),
                 "stats": {str(k): list(v) for k, v in self.stats.items()}, "style": self.style,
-                "version": self.version}
+                "version": self.version, "sourceFolder": self.source_folder}
 
     @classmethod
     def load(cls, folder: Path) -> Layer:
@@ -99,7 +105,7 @@ class Layer:
                    box(data["wgs84"]), box(data["mercator"]), float(data["resolution"]),
                    tuple(int(f) for f in data["overviews"]),
                    {int(k): (float(v[0]), float(v[1])) for k, v in data["stats"].items()},
-                   data.get("style"), str(data["version"]))
+                   data.get("style"), str(data["version"]), str(data.get("sourceFolder") or ""))
 
     def with_style(self, style: str | None) -> Layer:
         return dataclasses.replace(self, style=style, version=uuid.uuid4().hex)
@@ -131,6 +137,22 @@ def _vrt_document(src: Any, source: str) -> str:
                      f"</SimpleSource></VRTRasterBand>")
     parts.append("</VRTDataset>")
     return "".join(parts)
+
+
+def vrt_source(layer: Layer) -> str | None:
+    """The product file a layer's VRT reads (an archive's path for a ``/vsizip/`` member); ``None`` if unknown."""
+    from xml.etree import ElementTree
+
+    try:
+        element = ElementTree.parse(layer.vrt).find(".//SourceFilename")
+    except (OSError, ElementTree.ParseError):
+        return None
+    name = (element.text or "").strip() if element is not None else ""
+    if name.startswith(("/vsizip/", "/vsitar/")):
+        name = name[name.index("/", 1):]
+        while name and not os.path.isfile(name):
+            name = name.rsplit("/", 1)[0]
+    return name if name.startswith("/") else None
 
 
 def overview_factors(width: int, height: int) -> list[int]:
@@ -169,8 +191,9 @@ def _bounds_in(src_crs: Any, dst: str, bounds: Bounds) -> Bounds | None:
         return None
 
 
-def prepare(source: str, band_index: int, folder: Path, style: str | None) -> Layer:
-    """Make ``folder``'s VRT, overviews and statistics for band ``band_index`` (1-based) of ``source``."""
+def prepare(source: str, band_index: int, folder: Path, style: str | None, source_folder: str = "") -> Layer:
+    """Make ``folder``'s VRT, overviews and statistics for band ``band_index`` (1-based) of ``source``, a
+    product of ``source_folder``."""
     try:
         import rasterio
         from rasterio.enums import Resampling
@@ -207,7 +230,7 @@ def prepare(source: str, band_index: int, folder: Path, style: str | None) -> La
     layer = Layer(folder, band_index, count, width, height, crs.to_wkt() if crs else "", bounds,
                   _bounds_in(crs, "EPSG:4326", bounds) if crs and bounds else None,
                   _bounds_in(crs, "EPSG:3857", bounds) if crs and bounds else None,
-                  resolution, tuple(factors), stats, style, uuid.uuid4().hex)
+                  resolution, tuple(factors), stats, style, uuid.uuid4().hex, source_folder)
     layer.save()
     return layer
 
@@ -315,18 +338,26 @@ def visible_window(crs: str, bbox: Bounds, width: int, height: int) -> Window | 
     return Window(col0, row0, col1 - col0, row1 - row0, box)
 
 
-def draw(layer: Layer, style: RasterStyle, crs: str, bbox: Bounds, width: int, height: int) -> Any:
+def open_level(layer: Layer, level: int | None) -> AbstractContextManager[Any]:
+    """The layer's VRT opened at overview ``level`` (``None``: full resolution), closed on leaving."""
+    import rasterio
+
+    return rasterio.open(layer.vrt, **({} if level is None else {"overview_level": level}))  # type: ignore[no-any-return]
+
+
+def draw(layer: Layer, style: RasterStyle, crs: str, bbox: Bounds, width: int, height: int,
+         opener: Opener = open_level) -> Any:
     """The ``(height, width, 4)`` RGBA pixels of ``bbox`` (in ``crs`` x/y order) at ``width`` x ``height``."""
     import numpy as np
 
     rgba = np.zeros((height, width, 4), dtype=np.uint8)
-    for row, strip in draw_strips(layer, style, crs, bbox, width, height):
+    for row, strip in draw_strips(layer, style, crs, bbox, width, height, opener):
         rgba[row:row + strip.shape[0]] = strip
     return rgba
 
 
 def draw_strips(layer: Layer, style: RasterStyle, crs: str, bbox: Bounds, width: int,
-                height: int) -> Iterator[tuple[int, Any]]:
+                height: int, opener: Opener = open_level) -> Iterator[tuple[int, Any]]:
     """The map's pixels a band of rows at a time: ``(first row, (rows, width, 4) RGBA)``; rows not yielded are
     transparent (outside the CRS's valid area or the raster)."""
     import numpy as np
@@ -349,9 +380,8 @@ def draw_strips(layer: Layer, style: RasterStyle, crs: str, bbox: Bounds, width:
     wanted = min((source_box[2] - source_box[0]) / window.width, (source_box[3] - source_box[1]) / window.height)
     level = _level(layer, wanted)
     bands = bands_of(layer, style)
-    options = {} if level is None else {"overview_level": level}
     rows_per_strip = max(1, STRIP_PIXELS // window.width)
-    with rasterio.open(layer.vrt, **options) as src, \
+    with opener(layer, level) as src, \
             WarpedVRT(src, crs=crs, transform=from_bounds(*window.bbox, window.width, window.height),
                       width=window.width, height=window.height, resampling=Resampling.nearest,
                       add_alpha=True) as warped:
@@ -386,14 +416,14 @@ def _colour(layer: Layer, style: RasterStyle, bands: tuple[int, ...], data: Any,
 
 
 def draw_map(layers: Sequence[tuple[Layer, RasterStyle]], crs: str, bbox: Bounds, width: int, height: int,
-             background: tuple[int, int, int] | None = None) -> bytes:
+             background: tuple[int, int, int] | None = None, opener: Opener = open_level) -> bytes:
     """The PNG of ``layers`` drawn one over the other (the first at the bottom), on ``background`` when given:
     one layer at a time, a band of rows at a time, into one RGBA image (memory: the image, and a strip)."""
     import numpy as np
 
     image = np.zeros((height, width, 4), dtype=np.uint8)
     for layer, style in layers:
-        for row, strip in draw_strips(layer, style, crs, bbox, width, height):
+        for row, strip in draw_strips(layer, style, crs, bbox, width, height, opener):
             target = image[row:row + strip.shape[0]]
             target[:] = strip if len(layers) == 1 else over(target, strip)
     if background is not None:
@@ -404,7 +434,7 @@ def draw_map(layers: Sequence[tuple[Layer, RasterStyle]], crs: str, bbox: Bounds
 
 
 def value_at(layer: Layer, crs: str, bbox: Bounds, width: int, height: int, i: int,
-             j: int) -> tuple[float, float, float | None]:
+             j: int, opener: Opener = open_level) -> tuple[float, float, float | None]:
     """The map coordinates of pixel (``i``, ``j``) of a request, and the layer band's value there."""
     import numpy as np
     import rasterio
@@ -420,7 +450,7 @@ def value_at(layer: Layer, crs: str, bbox: Bounds, width: int, height: int, i: i
         xs, ys = transform(crs, rasterio.crs.CRS.from_wkt(layer.crs), [x], [y])
     except Exception:
         return x, y, None
-    with rasterio.open(layer.vrt) as src:
+    with opener(layer, None) as src:
         row, col = src.index(xs[0], ys[0])
         if not (0 <= row < src.height and 0 <= col < src.width):
             return x, y, None
@@ -428,6 +458,35 @@ def value_at(layer: Layer, crs: str, bbox: Bounds, width: int, height: int, i: i
     if np.ma.getmaskarray(pixel).any() or not np.isfinite(np.ma.getdata(pixel)[0, 0]):
         return x, y, None
     return x, y, float(np.ma.getdata(pixel)[0, 0])
+
+
+def preview(layer: Layer, style: RasterStyle, max_size: int, opener: Opener = open_level) -> Any:
+    """A layer's preview pixels: in WGS84 at the raster's own resolution, its longest side at most ``max_size``
+    (a raster without a CRS: as it is, scaled to ``max_size``)."""
+    import numpy as np
+
+    if layer.georeferenced and layer.wgs84 is not None and layer.bounds is not None:
+        from rasterio.crs import CRS
+        from rasterio.warp import calculate_default_transform
+
+        _, width, height = calculate_default_transform(CRS.from_wkt(layer.crs), "EPSG:4326", layer.width,
+                                                       layer.height, *layer.bounds)
+        factor = max(width, height) / max_size
+        if factor > 1:
+            width, height = max(1, math.ceil(width / factor)), max(1, math.ceil(height / factor))
+        return draw(layer, style, "EPSG:4326", layer.wgs84, width, height, opener)
+    from rasterio.enums import Resampling
+
+    with opener(layer, None) as src:
+        factor = max(1.0, max(src.width, src.height) / max_size)
+        shape = (max(1, math.ceil(src.height / factor)), max(1, math.ceil(src.width / factor)))
+        data = src.read(layer.band_index, masked=True, out_shape=shape, resampling=Resampling.nearest)
+    values = np.ma.getdata(data).astype(np.float64)
+    valid = ~np.ma.getmaskarray(data) & np.isfinite(values)
+    if style.colour_map is not None:
+        return colourise(values, valid, style.colour_map)
+    grey = stretch(values, valid, *layer.stats.get(layer.band_index, (0.0, 0.0)))
+    return np.stack([grey, grey, grey, np.where(valid, 255, 0).astype(np.uint8)], axis=-1)
 
 
 def legend(layer: Layer, style: RasterStyle, width: int = 20, height: int = 20) -> Any:

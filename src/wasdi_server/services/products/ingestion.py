@@ -33,7 +33,7 @@ class ProductIngestion(ProductRecords):
         path = self.file_path(workspace, file_name)
         if not path.exists():
             raise NotFound(f"{file_name} is not in the workspace folder")
-        info = readers.read_product(path)
+        info = self.read_product(workspace, path)
         workspace_id = workspace["workspaceId"]
         bands = []
         for band in info.bands:

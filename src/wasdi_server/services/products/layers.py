@@ -76,7 +76,8 @@ class ProductLayers(ProductRecords):
         url = f"{base_url.rstrip('/')}/wms"  # map clients ask it for tiles (WMS GetMap with layers=<layerId>)
         try:
             layer: PublishedLayer = self.map_server.publish(self.band_source(path, band),
-                                                            int(band.get("bandIndex") or 1), layer_id, style, url)
+                                                            int(band.get("bandIndex") or 1), layer_id, style, url,
+                                                            self.workspaces.folder(workspace))
         except MapServerError:
             raise
         published = {"published": True, "layerId": layer.layer_id, "geoserverUrl": layer.url,

@@ -29,6 +29,7 @@ from ...dates import now_ms
 from ...errors import BadRequest, NotFound, ServerFailure
 from ...messages import Messages
 from ...providers.mapserver import MapServer
+from ...providers.raster_reads import RasterReads, ReadJob, ReadRefused
 from ...store import Collection
 from .. import readers
 from ..identity import User
@@ -65,8 +66,10 @@ class ProductRecords:
 
     def __init__(self, products: Collection, layers: Collection, workspaces: WorkspaceService,
                  processes: ProcessService, messages: Messages, subscriptions: SubscriptionService,
-                 missions: MissionService, map_server: MapServer, settings: Settings) -> None:
+                 missions: MissionService, map_server: MapServer, settings: Settings, reads: RasterReads) -> None:
         self.products = products
+        self.reads = reads
+        """Where products' rasters are read (boxed readers that see the product's workspace folder only)."""
         self.layers = layers
         self.workspaces = workspaces
         self.processes = processes
@@ -88,6 +91,30 @@ class ProductRecords:
     def file_path(self, workspace: dict[str, Any], file_name: str) -> Path:
         """The path of ``file_name`` in the workspace folder (through the path guard)."""
         return inside(self.workspaces.folder(workspace), check_product_name(file_name))
+
+    def read_product(self, workspace: dict[str, Any], path: Path) -> readers.ProductInfo:
+        """Bands, CRS and footprint of ``path``, a file of ``workspace``'s folder, read by a boxed reader."""
+        if not readers.rasterio_available():  # no reader has GDAL either: file-level facts, nothing opened
+            return readers.read_product(path)
+        try:
+            answer = self.reads.read(ReadJob("product", (str(path),)), read_only=(self.workspaces.folder(workspace),))
+            return readers.product_info_from(answer.value)
+        except ReadRefused as e:
+            raise ServerFailure(f"{path.name} could not be read: {e.message}") from e
+        except (ValueError, KeyError, TypeError) as e:
+            raise ServerFailure(f"{path.name} could not be read") from e
+
+    def read_metadata(self, workspace: dict[str, Any], path: Path) -> dict[str, Any]:
+        """The metadata tree of ``path``, a file of ``workspace``'s folder, read by a boxed reader."""
+        if not readers.rasterio_available():
+            return readers.metadata_tree(path)
+        try:
+            answer = self.reads.read(ReadJob("metadata", (str(path),)), read_only=(self.workspaces.folder(workspace),))
+        except ReadRefused as e:
+            raise ServerFailure(f"{path.name} could not be read: {e.message}") from e
+        if not isinstance(answer.value, dict):
+            raise ServerFailure(f"{path.name} could not be read")
+        return answer.value
 
     def get(self, workspace_id: str, file_name: str) -> dict[str, Any] | None:
         return self.products.get(product_key(workspace_id, file_name))
@@ -168,7 +195,8 @@ class ProductRecords:
                 if band.get("layerId"):
                     try:
                         self.map_server.restyle(self.band_source(path, band), int(band.get("bandIndex") or 1),
-                                                band["layerId"], new["style"] or None)
+                                                band["layerId"], new["style"] or None,
+                                                self.workspaces.folder(workspace))
                         self.layers.update(band["layerId"], {"style": new["style"] or None})
                     except Exception:
                         log.exception("restyling layer %s failed", band["layerId"])

@@ -1,0 +1,321 @@
+"""Boxed readers: every read of a user's raster by GDAL runs in a process that sees that workspace's folder and
+nothing else, with no network (``RasterReads`` of ``providers/raster_reads.py``).
+
+A reader is ``reader_worker`` started in a world of its own (``world.py``: bubblewrap with new mount, PID,
+network, IPC, UTS, cgroup and user namespaces): the system's libraries, this server's interpreter and code
+read-only, the job's folders (read-only, or read-write for the layer folder being prepared), a private
+``/tmp``, and only loopback.  Inside, GDAL's network options are off and every path is checked against the
+folders before it is opened (``raster_references``).
+
+At most ``workers`` readers live at once, each for one world (a set of folders).  A read waits in a queue
+(first come, first served; at most ``queue`` waiting) for an idle reader of its world, a free slot, or the
+least recently used idle reader of another world (stopped, and a reader of the new world started in its
+place); a read still waiting ``wait_seconds`` after it was asked is refused (busy: the caller answers 503
+with Retry-After), as is one past a full queue.  A read not answered ``seconds`` after it was sent is refused
+and its reader killed (a thread stuck in GDAL cannot be stopped; a process can).  Readers are kept between
+reads: the tiles of one layer go to the reader that has its dataset open.  ``warm`` starts a reader before
+the first read of a world.
+
+With ``boxed`` false (``app_isolation = off``, an operator's choice for a one-user laptop) readers are plain
+processes (the reference checks still apply).  With ``boxed`` true where worlds cannot be built, every read
+is refused with the sentence naming what to install.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from ...providers.raster_reads import ReadAnswer, ReadJob, ReadRefused
+from . import world as worlds
+from .reader_worker import gdal_environment
+
+log = logging.getLogger("wasdi_server.readers")
+WORKER_MODULE = "wasdi_server.launcher.box.reader_worker"
+STARTUP_SECONDS = 60.0
+MAX_HEADER_BYTES = 64 * 1024 * 1024
+"""A reader's JSON answer (a metadata tree) larger than this is a broken reader."""
+MAX_PAYLOAD_BYTES = 2 * 4096 * 4096 * 4 + 1024
+"""The largest pixels a reader sends back: a 4096 x 4096 RGBA map, twice (a PNG cannot be larger)."""
+TMP_MB = 256
+BUSY = "the server is busy reading other files: try again in a moment"
+WorldKey = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
+"""Read-only folders, read-write folders, and the identities (device:inode) of both."""
+
+
+def _runtime_folders() -> tuple[Path, ...]:
+    """This server's interpreter, its packages and its own code: read-only in every reader's world."""
+    import wasdi_server
+
+    folders = {Path(sys.prefix), Path(sys.base_prefix), Path(wasdi_server.__file__).resolve().parent.parent}
+    return tuple(sorted(folders))
+
+
+def world_key(read_only: Sequence[Path], read_write: Sequence[Path]) -> WorldKey:
+    """The folders of a world, resolved, and which folders they are now (a folder removed and made again is
+    another world: a reader's bind still holds the old one)."""
+    folders = (tuple(sorted({os.path.realpath(p) for p in read_only})),
+               tuple(sorted({os.path.realpath(p) for p in read_write})))
+    identities = []
+    for folder in (*folders[0], *folders[1]):
+        try:
+            stat = os.stat(folder)
+            identities.append(f"{stat.st_dev}:{stat.st_ino}")
+        except OSError:
+            identities.append("")
+    return (*folders, tuple(identities))
+
+
+class _Reader:
+    """One reader process of one world, and the two pipes to it."""
+
+    def __init__(self, key: WorldKey, boxed: bool, spawner: ThreadPoolExecutor) -> None:
+        self.key = key
+        folders = [*key[0], *key[1]]
+        command = [sys.executable, "-m", WORKER_MODULE, json.dumps(folders)]
+        env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1",
+               **gdal_environment()}
+        if boxed:
+            box = worlds.World(read_only=(*_runtime_folders(), *(Path(p) for p in key[0])),
+                               read_write=tuple(Path(p) for p in key[1]),
+                               tmpfs=(worlds.Tmpfs("/tmp", TMP_MB), worlds.Tmpfs("/dev/shm", 16)), env=env,
+                               hostname="reader")
+            command = worlds.bwrap_argv(box, command)
+        # bwrap ends its program when the thread that started it ends (--die-with-parent is the parent *thread*'s
+        # death signal): readers are started by the pool's one long-lived thread, not by a request's
+        self.process = spawner.submit(subprocess.Popen, command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                      close_fds=True, env=env, cwd="/").result()
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.jobs = Connection(os.dup(self.process.stdin.fileno()), readable=False)
+        self.results = Connection(os.dup(self.process.stdout.fileno()), writable=False)
+        self.process.stdin.close()
+        self.process.stdout.close()
+        # a read's deadline starts when reading can: not while the process imports GDAL and numpy
+        try:
+            if not self.results.poll(STARTUP_SECONDS) or self._header()["status"] != "ready":
+                raise OSError("the reader did not start")
+            self.results.recv_bytes(MAX_PAYLOAD_BYTES)
+        except (EOFError, OSError, ValueError) as e:
+            self.kill()
+            raise OSError(f"a file reader did not start: {e}") from e
+
+    def _header(self) -> dict[str, Any]:
+        header = json.loads(self.results.recv_bytes(MAX_HEADER_BYTES))
+        if not isinstance(header, dict) or not isinstance(header.get("status"), str):
+            raise ValueError("a reader's answer is not a header")
+        return header
+
+    def run(self, job: ReadJob, seconds: float) -> ReadAnswer:
+        """The answer; ``TimeoutError`` after ``seconds``; ``EOFError``/``OSError``/``ValueError`` if the
+        reader died or sent what no reader sends; ``ReadRefused`` when it refused or failed the read."""
+        self.jobs.send(job)
+        if not self.results.poll(max(0.0, seconds)):
+            raise TimeoutError
+        header = self._header()
+        payload = self.results.recv_bytes(MAX_PAYLOAD_BYTES)
+        if header["status"] == "ok":
+            return ReadAnswer(header.get("value"), payload)
+        message = str(header.get("message") or "the file could not be read")[:500]
+        raise ReadRefused(message, refused=header["status"] == "refused")
+
+    def kill(self) -> None:
+        with contextlib.suppress(OSError):
+            self.process.kill()
+        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+            self.process.wait(5)
+        for connection in (self.jobs, self.results):
+            with contextlib.suppress(OSError):
+                connection.close()
+
+
+@dataclass(eq=False)
+class _Ticket:
+    """A read waiting for a reader: given one of its world, a free slot (``reader`` None), or another
+    world's idle reader to replace."""
+
+    key: WorldKey
+    assigned: bool = False
+    reader: _Reader | None = None
+
+
+class ReaderPool:
+    """``workers`` boxed readers; ``read`` queues a job for one that sees its folders (``RasterReads``)."""
+
+    def __init__(self, workers: int = 2, seconds: float = 30.0, wait_seconds: float = 10.0, queue: int = 64,
+                 boxed: bool = True) -> None:
+        self.workers = max(1, workers)
+        self.seconds = seconds
+        """How long a reader may take over one read."""
+        self.wait_seconds = wait_seconds
+        """How long a read may wait for a reader."""
+        self.queue = max(1, queue)
+        """Reads that may wait at once."""
+        self.boxed = boxed
+        self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
+        self._waiting: deque[_Ticket] = deque()
+        self._idle: list[_Reader] = []
+        """Idle readers, least recently used first."""
+        self._live = 0
+        """Slots taken: readers idle, busy or starting."""
+        self._started: set[_Reader] = set()
+        self._closed = False
+        self._spawner = ThreadPoolExecutor(1, thread_name_prefix="reader-spawner")
+        self._warming: set[WorldKey] = set()
+
+    # -- the queue ------------------------------------------------------------------------------
+    def _assign(self) -> None:
+        """Give the waiting reads, oldest first, what is free (called with the lock held)."""
+        while self._waiting:
+            ticket = self._waiting[0]
+            same = next((r for r in self._idle if r.key == ticket.key), None)
+            if same is not None:
+                self._idle.remove(same)
+                ticket.reader = same
+            elif self._live < self.workers:
+                self._live += 1
+            elif self._idle:
+                ticket.reader = self._idle.pop(0)  # another world's: replaced by the taker
+            else:
+                return
+            ticket.assigned = True
+            self._waiting.popleft()
+            self._changed.notify_all()
+
+    def _take(self, key: WorldKey) -> _Reader | None:
+        """A reader of ``key``'s world, another world's idle reader, or ``None`` (a free slot)."""
+        with self._lock:
+            if self._closed:
+                raise ReadRefused("the server is stopping", busy=True)
+            if len(self._waiting) >= self.queue:
+                raise ReadRefused(BUSY, busy=True)
+            ticket = _Ticket(key)
+            self._waiting.append(ticket)
+            self._assign()
+            deadline = time.monotonic() + self.wait_seconds
+            while not ticket.assigned:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or self._closed:
+                    self._waiting.remove(ticket)
+                    raise ReadRefused(BUSY, busy=True)
+                self._changed.wait(remaining)
+            return ticket.reader
+
+    def _give_back(self, reader: _Reader | None) -> None:
+        """A slot done with: its reader idle again, or (``None``: it was stopped) the slot free."""
+        with self._lock:
+            if reader is not None and not self._closed:
+                self._idle.append(reader)
+            else:
+                self._live -= 1
+                if reader is not None:
+                    self._started.discard(reader)
+            self._assign()
+            self._changed.notify_all()
+        if reader is not None and self._closed:
+            reader.kill()
+
+    def _start(self, key: WorldKey) -> _Reader:
+        if self.boxed:
+            support = worlds.probe()
+            if not support.works:
+                raise ReadRefused("files cannot be read here: " + "; ".join(support.missing()))
+        reader = _Reader(key, self.boxed, self._spawner)
+        with self._lock:
+            self._started.add(reader)
+        return reader
+
+    def _stop(self, reader: _Reader) -> None:
+        with self._lock:
+            self._started.discard(reader)
+        reader.kill()
+
+    # -- reading --------------------------------------------------------------------------------
+    def read(self, job: ReadJob, *, read_only: Sequence[Path], read_write: Sequence[Path] = ()) -> ReadAnswer:
+        """The answer of ``job`` from a reader that sees ``read_only`` and ``read_write`` only."""
+        key = world_key(read_only, read_write)
+        reader = self._take(key)
+        try:
+            if reader is None or reader.key != key:
+                if reader is not None:
+                    self._stop(reader)
+                    reader = None
+                try:
+                    reader = self._start(key)
+                except OSError as e:
+                    log.warning("%s", e)
+                    raise ReadRefused("the file could not be read") from e
+            return reader.run(job, self.seconds)
+        except TimeoutError:
+            assert reader is not None
+            self._stop(reader)
+            reader = None
+            raise ReadRefused(f"the file took longer than {self.seconds:g} seconds to read: ask for a smaller map "
+                              "or fewer layers", busy=True) from None
+        except (EOFError, OSError, ValueError) as e:
+            if reader is not None:
+                self._stop(reader)
+                reader = None
+            log.warning("a file reader ended unexpectedly: %s", e)
+            raise ReadRefused("the file could not be read") from e
+        finally:
+            self._give_back(reader)
+
+    def warm(self, read_only: Sequence[Path], read_write: Sequence[Path] = ()) -> bool:
+        """Start a reader of this world now, in the background, if a slot is free (True: one is starting)."""
+        key = world_key(read_only, read_write)
+        with self._lock:
+            if self._closed or self._live >= self.workers or key in self._warming \
+                    or any(r.key == key for r in self._started):
+                return False
+            self._live += 1
+            self._warming.add(key)
+
+        def start() -> None:
+            reader: _Reader | None = None
+            try:
+                reader = self._start(key)
+            except (OSError, ReadRefused) as e:
+                log.warning("a file reader could not be started ahead: %s", e)
+            with self._lock:
+                self._warming.discard(key)
+            self._give_back(reader)
+
+        threading.Thread(target=start, name="reader-warm", daemon=True).start()
+        return True
+
+    def close(self) -> None:
+        """Stop every reader (a read in progress is refused)."""
+        with self._lock:
+            self._closed = True
+            readers = list(self._started)
+            self._started.clear()
+            self._idle.clear()
+            self._changed.notify_all()
+        for reader in readers:
+            reader.kill()
+        self._spawner.shutdown(wait=False)
+
+    def process_ids(self) -> list[int]:
+        """The readers running now (the ``bwrap`` processes of boxed ones)."""
+        with self._lock:
+            return [r.process.pid for r in self._started]
+
+    @property
+    def waiting(self) -> int:
+        """Reads waiting for a reader now."""
+        with self._lock:
+            return len(self._waiting)
