@@ -14,7 +14,7 @@
 
 from __future__ import annotations
 
-from .catalog_files import CatalogFiles, md5_of
+from .catalog_files import CatalogFiles, ZippedFiles, md5_of
 from .copies import PRODUCT_ALREADY_PRESENT, WorkspaceCopies, copy_item
 from .deletion import ProductDeletion
 from .imports import DONE, GIB, STORAGE_CAPS, ProductImports
@@ -44,6 +44,7 @@ __all__ = [
     "ProductRecords",
     "ProductService",
     "WorkspaceCopies",
+    "ZippedFiles",
     "check_product_name",
     "copy_item",
     "md5_of",

@@ -20,7 +20,7 @@ from ...dates import now_ms
 from ...errors import BadRequest, NotFound
 from .. import readers
 from ..identity import User
-from ..paths import inside
+from ..paths import file_or_folder_for_reader, inside
 from .records import ProductRecords, check_product_name, product_key
 
 
@@ -30,9 +30,9 @@ class ProductIngestion(ProductRecords):
     def ingest_file(self, workspace: dict[str, Any], file_name: str, *, style: str | None = None,
                     platform: str | None = None, footprint: str | None = None) -> dict[str, Any]:
         """Read the file and create (or refresh) its record.  The file must be in the workspace folder."""
-        path = self.file_path(workspace, file_name)
-        if not path.exists():
-            raise NotFound(f"{file_name} is not in the workspace folder")
+        self.file_path(workspace, file_name)  # the path guard
+        path = file_or_folder_for_reader(self.workspaces.folder(workspace), file_name,
+                                         NotFound(f"{file_name} is not in the workspace folder"))
         info = readers.read_product(path)
         workspace_id = workspace["workspaceId"]
         bands = []
