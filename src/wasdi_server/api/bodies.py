@@ -20,6 +20,35 @@ from wasdi_sdk.models import MODELS
 from ..errors import BadRequest
 from ..json_reader import JsonReader
 
+NUL_MESSAGE = "text cannot contain NUL bytes"
+
+
+def has_nul(value: Any) -> bool:
+    """Whether ``value`` (text, or JSON made of dicts, lists and text) holds a NUL character anywhere, keys
+    included: no store keeps such text (PostgreSQL's text cannot hold it), so requests carrying it are
+    refused before any store sees them."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+        elif isinstance(item, pydantic.BaseModel):
+            stack.append(item.model_dump(by_alias=True))
+    return False
+
+
+def refuse_nul(value: Any) -> Any:
+    """``value`` unchanged, or 400 when it holds a NUL character (``has_nul``)."""
+    if has_nul(value):
+        raise BadRequest(NUL_MESSAGE)
+    return value
+
 
 def read_limited(req: falcon.Request, limit: int) -> bytes:
     length = req.content_length
@@ -50,7 +79,11 @@ def parse_multipart_fields(req: falcon.Request, limit: int) -> dict[str, str]:
 
 def parse_body(ep: Endpoint, req: falcon.Request, limit: int, max_depth: int, raw: bytes | None = None) -> Any:
     """The body of ``req`` (or ``raw``, when it was read already) as ``ep`` declares it (a model, a list, text
-    or form fields), or ``None``."""
+    or form fields), or ``None``; 400 when any of its text holds a NUL character."""
+    return refuse_nul(_parsed_body(ep, req, limit, max_depth, raw))
+
+
+def _parsed_body(ep: Endpoint, req: falcon.Request, limit: int, max_depth: int, raw: bytes | None) -> Any:
     kind = ep.body.kind
     if kind is BodyKind.NONE or kind is BodyKind.MULTIPART:
         return None
