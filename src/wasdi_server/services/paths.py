@@ -86,8 +86,10 @@ def inside(root: Path, *parts: str) -> Path:
     return path
 
 
-def folder_size(path: Path) -> int:
-    """Total bytes of the regular files under ``path`` (0 if it does not exist)."""
+def folder_size(path: Path, *, on_disk: bool = False) -> int:
+    """Total bytes of the regular files under ``path`` (0 if it does not exist), links not followed; with
+    ``on_disk``, the disk they take (their blocks: a sparse file's holes cost nothing, a partial block a whole
+    one) rather than their sizes."""
     total = 0
     stack = [path]
     while stack:
@@ -98,7 +100,8 @@ def folder_size(path: Path) -> int:
                     if entry.is_dir(follow_symlinks=False):
                         stack.append(Path(entry.path))
                     elif entry.is_file(follow_symlinks=False):
-                        total += entry.stat(follow_symlinks=False).st_size
+                        info = entry.stat(follow_symlinks=False)
+                        total += info.st_blocks * 512 if on_disk else info.st_size
         except FileNotFoundError:
             continue
     return total
