@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 from .catalog_files import CatalogFiles, ZippedFiles, md5_of
-from .copies import PRODUCT_ALREADY_PRESENT, WorkspaceCopies, copy_item
+from .copies import PRODUCT_ALREADY_PRESENT, WorkspaceCopies, copy_item, copy_items
 from .deletion import ProductDeletion
 from .imports import DONE, GIB, STORAGE_CAPS, ProductImports
 from .ingestion import ProductIngestion
@@ -47,6 +47,7 @@ __all__ = [
     "ZippedFiles",
     "check_product_name",
     "copy_item",
+    "copy_items",
     "md5_of",
     "product_key",
 ]
