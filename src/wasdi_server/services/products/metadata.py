@@ -54,7 +54,7 @@ class ProductMetadata(ProductRecords):
         if self.products.get(key) is None:
             raise NotFound(f"{file_name} is not a product of the workspace")
         try:
-            tree = readers.metadata_tree(self.file_path(workspace, file_name))
+            tree = readers.metadata_tree(self.reader_path(workspace, file_name))
         except BaseException:
             # As the original: a failed read is not retried on every request (the answer is now null).
             self.products.update(key, {"metadataFileCreated": True})
