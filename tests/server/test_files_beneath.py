@@ -169,3 +169,51 @@ def test_a_swapped_link_never_serves_another_users_file(server: Server, alice: P
         stop.set()
         swapper.join(5)
     assert served and refused  # both sides of the swap were met
+
+
+def test_a_zipped_folder_holds_only_its_regular_files(server: Server, alice: Person, bob: Person) -> None:
+    """A folder (and a SNAP product's ``.data``) is served as a zip of its regular files: a FIFO and links in
+    it (to another user's file, to a folder outside) are left out, and the answer comes at once."""
+    import io
+    import zipfile
+
+    ws = new_workspace(server, alice)
+    secret = folder(server, new_workspace(server, bob, "bob")) / "secret.txt"
+    secret.write_bytes(b"BOB'S SECRET")
+    place = folder(server, ws)
+    for root in (place / "stack", place / "scene.data"):
+        (root / "inner").mkdir(parents=True)
+        (root / "inner" / "band.img").write_bytes(b"pixels")
+        os.mkfifo(root / "pipe")
+        (root / "link.txt").symlink_to(secret)
+        (root / "outside").symlink_to(secret.parent)
+    (place / "scene.dim").write_bytes(b"<Dimap/>")
+    for name, expected in (("stack", {"stack/inner/band.img"}),
+                           ("scene.dim", {"scene.dim", "scene.data/inner/band.img"})):
+        started = time.monotonic()
+        r = server.get("/catalog/downloadbyname", alice, filename=name, workspace=ws)
+        assert r.status_code == 200 and time.monotonic() - started < 5
+        with zipfile.ZipFile(io.BytesIO(r.content)) as archive:
+            assert set(archive.namelist()) == expected
+            assert all(b"SECRET" not in archive.read(member) for member in archive.namelist())
+
+
+def test_a_product_that_became_a_fifo_is_not_copied(server: Server, alice: Person, tmp_path: Path) -> None:
+    """SHARE (a product copied to another workspace) refuses a product file that is now a FIFO, at once, and
+    leaves a sidecar that is a link behind."""
+    from tests.server.geodata import ingested, make_geotiff
+
+    ws = new_workspace(server, alice)
+    other = new_workspace(server, alice, "other")
+    ingested(server, alice, ws, make_geotiff(tmp_path / "scene.tif"))
+    place = folder(server, ws)
+    (place / "scene.tif").unlink()
+    os.mkfifo(place / "scene.tif")
+    (place / "scene.tfw").symlink_to("/etc/passwd")  # a sidecar that is a link: never copied
+    r = server.get("/filebuffer/share", alice, originWorkspaceId=ws, destinationWorkspaceId=other,
+                   productName="scene.tif")
+    assert r.status_code == 200, r.text
+    record = wait_process(server, r.json["stringValue"], timeout=10)
+    assert record["status"] == "ERROR"
+    assert not (folder(server, other) / "scene.tif").exists()
+    assert not (folder(server, other) / "scene.tfw").exists()
