@@ -38,8 +38,6 @@ def has_nul(value: Any) -> bool:
             stack.extend(item.values())
         elif isinstance(item, list | tuple):
             stack.extend(item)
-        elif isinstance(item, pydantic.BaseModel):
-            stack.append(item.model_dump(by_alias=True))
     return False
 
 
@@ -79,16 +77,12 @@ def parse_multipart_fields(req: falcon.Request, limit: int) -> dict[str, str]:
 
 def parse_body(ep: Endpoint, req: falcon.Request, limit: int, max_depth: int, raw: bytes | None = None) -> Any:
     """The body of ``req`` (or ``raw``, when it was read already) as ``ep`` declares it (a model, a list, text
-    or form fields), or ``None``; 400 when any of its text holds a NUL character."""
-    return refuse_nul(_parsed_body(ep, req, limit, max_depth, raw))
-
-
-def _parsed_body(ep: Endpoint, req: falcon.Request, limit: int, max_depth: int, raw: bytes | None) -> Any:
+    or form fields), or ``None``; 400 when any of its text (JSON keys included) holds a NUL character."""
     kind = ep.body.kind
     if kind is BodyKind.NONE or kind is BodyKind.MULTIPART:
         return None
     if kind is BodyKind.FORM and (req.content_type or "").startswith("multipart/form-data"):
-        return parse_multipart_fields(req, limit)
+        return refuse_nul(parse_multipart_fields(req, limit))
     if raw is None:
         raw = read_limited(req, limit)
     if kind is BodyKind.TEXT:
@@ -98,14 +92,14 @@ def _parsed_body(ep: Endpoint, req: falcon.Request, limit: int, max_depth: int, 
             raise BadRequest("the body is not UTF-8 text") from e
         if not text.strip() and ep.body.required:
             raise BadRequest("the body is empty")
-        return text
+        return refuse_nul(text)
     if kind is BodyKind.FORM:
-        return uri.parse_query_string(raw.decode("utf-8", "replace"), keep_blank=True, csv=False)
+        return refuse_nul(uri.parse_query_string(raw.decode("utf-8", "replace"), keep_blank=True, csv=False))
     if not raw.strip():
         if ep.body.required:
             raise BadRequest("the body is empty")
         return None
-    data = JsonReader(limit, max_depth).read(raw)
+    data = refuse_nul(JsonReader(limit, max_depth).read(raw))
     if kind is BodyKind.JSON_LIST:
         if not isinstance(data, list):
             raise BadRequest("the body must be a JSON array")

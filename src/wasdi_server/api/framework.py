@@ -82,9 +82,10 @@ class Call:
         if self.raw_body is None:
             self.raw_body = read_limited(self.request, self.services.settings.max_json_body_bytes)
         try:
-            return json.loads(self.raw_body) if self.raw_body.strip() else None
+            data = json.loads(self.raw_body) if self.raw_body.strip() else None
         except ValueError:
             return None
+        return refuse_nul(data)
 
     def as_sent(self, name: str) -> Any:
         """Parameter ``name`` as the client sent it, an empty value included (which the parsed ``params``
