@@ -5,8 +5,9 @@ by component from the real folder with ``lstat``: an existing symbolic link anyw
 refused, so neither a link planted in the folder nor one in a sub-folder leads out of it.  Clients cannot
 make links (the SFTP service refuses ``symlink`` and ``link``), and files are opened with ``O_NOFOLLOW``.
 
-The quota counts the disk the folder takes, shared by every open session of the account: it is measured
-again at each write that may take more disk, each growing truncation and each rename, open handles of
+The quota counts the disk the folder takes, shared by every open session of the account (``Quota``): each
+write and truncation adds the exact change of its file's blocks to the last measure of the folder, which is
+taken again at each open, removal and rename, before any refusal and at least every second, open handles of
 removed files included, so an upload stops with a clear error at the limit instead of filling the disk.
 """
 
@@ -16,6 +17,7 @@ import os
 import posixpath
 import stat
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -86,17 +88,22 @@ def _unallocated(fd: int, offset: int, length: int) -> int:
 class Quota:
     """The disk one account's folder takes against its limit (0: none), shared by the account's sessions.
 
-    Nothing is remembered between two checks: every write that may take more disk, every growing truncation
-    and every rename measures again what the folder's files take on disk (their blocks), plus the files
-    still open through a handle but no longer in the folder (removed or replaced while open: their blocks stay
-    taken until the handle closes).  The check and the change happen under one lock, so handles of several
-    sessions cannot each pass the check with the same free room."""
+    What is counted is what is on disk, never a size a handle remembers: the folder is measured (the blocks of
+    its files, plus those of files removed or replaced while a handle keeps them open), and every write or
+    truncation through the quota adds the exact change it made to its file's blocks (``fstat`` before and
+    after).  The folder is measured again when a file is opened, removed or renamed, before any refusal (a
+    count left high by a freed file never refuses), and at least every ``remeasure_seconds`` (what other
+    programs did to the folder meanwhile).  The check and the change happen under one lock, so handles of
+    several sessions cannot each pass the check with the same free room."""
 
-    def __init__(self, limit: int, measure: Callable[[], int]) -> None:
+    def __init__(self, limit: int, measure: Callable[[], int], *, remeasure_seconds: float = 1.0) -> None:
         self.limit = limit
         self.measure = measure
+        self.remeasure_seconds = remeasure_seconds
         self._open: set[int] = set()
         self._lock = threading.RLock()
+        self._used: int | None = None
+        self._measured_at = 0.0
 
     # -- the handles open on the folder -------------------------------------------------------------------
     def opened(self, fd: int) -> None:
@@ -119,19 +126,41 @@ class Quota:
                 total += info.st_blocks * 512
         return total
 
+    # -- measuring -------------------------------------------------------------------------------------------
+    def refresh(self) -> None:
+        """Measure the folder again now (a file was opened, removed or renamed)."""
+        with self._lock:
+            self._measure()
+
+    def _measure(self) -> int:
+        self._used = self.measure() + self._held_by_handles()
+        self._measured_at = time.monotonic()
+        return self._used
+
+    def _current(self) -> int:
+        if self._used is None or time.monotonic() - self._measured_at >= self.remeasure_seconds:
+            return self._measure()
+        return self._used
+
     @property
     def used(self) -> int:
-        """Bytes of disk the folder takes now, open handles of removed files included."""
+        """Bytes of disk the folder takes, open handles of removed files included."""
         with self._lock:
-            return self.measure() + self._held_by_handles()
+            return self._current()
 
     def _require(self, extra: int) -> None:
         if not self.limit or extra <= 0:
             return
-        used = self.used
+        if self._current() + extra <= self.limit:
+            return
+        used = self._measure()  # never refuse on a count that a freed file left high
         if used + extra > self.limit:
             raise QuotaExceeded(f"the transfer folder's quota of {self.limit} bytes is reached "
                                 f"({used} bytes used): delete files or ingest them into a workspace")
+
+    def _count_change(self, fd: int, blocks_before: int) -> None:
+        if self._used is not None:
+            self._used += (os.fstat(fd).st_blocks - blocks_before) * 512
 
     # -- the changes that may take disk ----------------------------------------------------------------------
     def write(self, fd: int, data: bytes, offset: int) -> int:
@@ -139,7 +168,11 @@ class Quota:
         take does not fit."""
         with self._lock:
             self._require(_unallocated(fd, offset, len(data)))
-            return os.pwrite(fd, data, offset)
+            before = os.fstat(fd).st_blocks
+            try:
+                return os.pwrite(fd, data, offset)
+            finally:
+                self._count_change(fd, before)
 
     def resize(self, fd: int, size: int) -> None:
         """``fd`` truncated or extended to ``size``; an extension counts as if it were written (a client asking
@@ -148,7 +181,10 @@ class Quota:
             info = os.fstat(fd)
             if size > info.st_size:  # the whole new size, less what the file takes already, must fit
                 self._require(size - info.st_blocks * 512)
-            os.ftruncate(fd, size)
+            try:
+                os.ftruncate(fd, size)
+            finally:
+                self._count_change(fd, info.st_blocks)
 
     @property
     def free(self) -> int | None:

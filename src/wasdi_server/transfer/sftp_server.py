@@ -293,6 +293,8 @@ class ConfinedSftpSession(asyncssh.SFTPServer):
                                    (asyncssh.FXF_EXCL, os.O_EXCL), (asyncssh.FXF_APPEND, os.O_APPEND)):
             if pflags & sftp_flag:
                 flags |= os_flag
+        if writing:
+            self.quota.refresh()  # what other programs did to the folder since
         opened = _OpenFile(self._open_fd(path, flags), bool(flags & os.O_APPEND))
         self.quota.opened(opened.fd)
         self._handles.add(opened)
@@ -380,7 +382,8 @@ class ConfinedSftpSession(asyncssh.SFTPServer):
                 yield SFTPName(os.fsencode(entry.name), attrs=SFTPAttrs.from_local(entry.stat(follow_symlinks=False)))
 
     def remove(self, path: bytes) -> None:
-        os.remove(self._local(path, allow_final_link=True))  # a handle still open on it keeps it counted
+        os.remove(self._local(path, allow_final_link=True))
+        self.quota.refresh()  # a handle still open on it keeps it counted
 
     def mkdir(self, path: bytes, attrs: SFTPAttrs) -> None:
         os.mkdir(self._local(path), 0o755)
@@ -399,11 +402,11 @@ class ConfinedSftpSession(asyncssh.SFTPServer):
         if os.path.lexists(new):
             raise asyncssh.SFTPFileAlreadyExists("a file of that name already exists")
         os.rename(old, new)
+        self.quota.refresh()
 
     def posix_rename(self, oldpath: bytes, newpath: bytes) -> None:
-        # the quota needs nothing here: the next write measures again, and a replaced file still open through a
-        # handle stays counted until that handle closes
         os.replace(self._local(oldpath, allow_final_link=True), self._local(newpath))
+        self.quota.refresh()  # a replaced file is freed, or still counted while a handle keeps it open
 
     def readlink(self, path: bytes) -> bytes:
         raise asyncssh.SFTPPermissionDenied("links are not followed in a transfer folder")
