@@ -3,7 +3,8 @@
 A client path is normalised as a path under ``/`` (``..`` cannot climb above it), then walked component
 by component from the real folder with ``lstat``: an existing symbolic link anywhere on the way is
 refused, so neither a link planted in the folder nor one in a sub-folder leads out of it.  Clients cannot
-make links (the SFTP service refuses ``symlink`` and ``link``), and files are opened with ``O_NOFOLLOW``.
+make links (the SFTP service refuses ``symlink`` and ``link``), and files are opened through
+``files_beneath`` (beneath the folder, no link followed, regular files only).
 
 The quota counts the disk the folder takes, shared by every open session of the account (``Quota``): each
 write and truncation adds the exact change of its file's blocks to the last measure of the folder, which is
