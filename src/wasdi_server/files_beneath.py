@@ -34,6 +34,8 @@ _SYS_OPENAT2 = 437
 _RESOLVE_NO_MAGICLINKS = 0x02
 _RESOLVE_NO_SYMLINKS = 0x04
 _RESOLVE_BENEATH = 0x08
+_RETRIES = 32
+"""How often an ``openat2`` that a signal or a racing rename interrupted is tried again."""
 _READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NOCTTY
 
 
@@ -151,20 +153,19 @@ def open_fd_beneath(folder: Path | int, relative: str | PurePosixPath, flags: in
             return _open_walking(folder_fd, parts, flags, mode, name)
         how = _OpenHow(flags, mode if flags & (os.O_CREAT | os.O_TMPFILE) == os.O_CREAT else 0,
                        _RESOLVE_BENEATH | _RESOLVE_NO_SYMLINKS | _RESOLVE_NO_MAGICLINKS)
-        while True:
+        for _ in range(_RETRIES):
             fd = int(syscall(_SYS_OPENAT2, folder_fd, os.fsencode(name), ctypes.byref(how), ctypes.sizeof(how)))
             if fd >= 0:
                 return fd
             code = ctypes.get_errno()
-            if code == errno.EINTR:
-                continue
-            if code == errno.EAGAIN:  # the kernel asks to retry a lookup a rename raced with
+            if code in (errno.EINTR, errno.EAGAIN):  # EAGAIN: the kernel asks to retry a lookup a rename raced
                 continue
             if code in (errno.ELOOP, errno.EXDEV):
                 raise NotRegularFile(name, "a link, or below one")
             if code == errno.ENXIO:
                 raise NotRegularFile(name, "a socket or a device")
             raise OSError(code, os.strerror(code), name)
+        raise OSError(errno.EAGAIN, "the folder kept changing while the file was opened", name)
     finally:
         if not isinstance(folder, int):
             os.close(folder_fd)
