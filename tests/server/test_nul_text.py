@@ -62,15 +62,25 @@ def test_nul_text_is_refused_in_each_endpoints_style(engine_server: Server,
     assert server.get("/ws/share/byworkspace", alice, workspace=ws).json == []  # the sharing was not made
 
 
-def test_the_store_is_the_last_guard_on_postgres(pg_url: str, tmp_path: Path) -> None:
-    """Should a NUL get past the request checks, PostgreSQL's refusal becomes ``TextWithNulError`` (answered
-    as a 400), not a database error."""
+def test_the_store_is_the_last_guard(engine_server: Server) -> None:
+    """Should a NUL get past the request checks, every engine refuses it with ``TextWithNulError`` (answered as
+    a 400), not a database error; a text holding a backslash and ``u0000`` (no NUL) is kept as it is."""
+    users = engine_server.services.store.collection("users")
+    with pytest.raises(TextWithNulError):
+        users.insert({"userId": "nul@example.org", "name": "a\x00b"})
+    with pytest.raises(TextWithNulError):
+        users.insert({"userId": "nul@example.org", "notes": {"key\x00": ["x"]}})
+    assert users.get("nul@example.org") is None
+    users.insert({"userId": "nul@example.org", "name": "a\\u0000b"})
+    assert users.get("nul@example.org")["name"] == "a\\u0000b"
+    with pytest.raises(TextWithNulError):
+        users.update("nul@example.org", {"name": "\x00"})
+
+
+def test_a_lookup_with_a_nul_on_postgres_is_refused_not_a_database_error(pg_url: str, tmp_path: Path) -> None:
     server = Server(tmp_path / "data", store_url=pg_url, node_secret="s" * 16, public_url="http://127.0.0.1:1")
     try:
-        users = server.services.store.collection("users")
         with pytest.raises(TextWithNulError):
-            users.get("a\x00b")
-        with pytest.raises(TextWithNulError):
-            users.insert({"userId": "nul@example.org", "name": "a\x00b"})
+            server.services.store.collection("users").get("a\x00b")
     finally:
         server.close()
