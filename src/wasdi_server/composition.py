@@ -413,7 +413,8 @@ def wire_nodes(services: Services, c: Callable[[str], Collection]) -> None:
     identity, settings = services.identity, services.settings
     if identity.in_deployment:
         identity.main_url_lookup = lambda: str((c("nodes").get(MAIN_NODE) or {}).get("apiUrl") or "")
-        services.node_client = NodeClient(identity, c("nodes"), settings.node_call_timeout_seconds)
+        services.node_client = NodeClient(identity, c("nodes"), settings.node_call_timeout_seconds,
+                                          settings.node_urls)
         locator = ProcessLocator(c(PROCESS_NODES), identity.code)
         services.processes.locator = locator
         services.workspaces.delete_hooks.append(locator.forget_workspace)

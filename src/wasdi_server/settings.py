@@ -149,6 +149,10 @@ class Settings:
     database is down or restarting) fails in its endpoint's failure style."""
     node_call_timeout_seconds: float = 10.0
     """Longest wait for another node (to connect, and for each read of its answer)."""
+    node_urls: list[str] = field(default_factory=list)
+    """Addresses of the other nodes of the deployment (``http://10.0.0.2:8080``; scheme, host and port count):
+    node calls, which carry ``node_secret`` and the caller's session, go only to these and to ``main_url``, not to
+    any ``apiUrl`` an admin registers.  Env: comma separated."""
     cloud_provider: str = "local"
     """Cloud provider code of this node (NodeViewModel ``cloudProvider``)."""
     sla_link: str = ""

@@ -5,8 +5,15 @@ from __future__ import annotations
 
 import io
 import zipfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import BinaryIO
+
+from .files_beneath import NotRegularFile, open_regular
+
+ZipSource = Path | Callable[[], BinaryIO]
+"""A member's bytes: a file (opened as ``files_beneath.open_regular`` opens it, beneath its folder) or a
+function that opens it so."""
 
 CHUNK = 1024 * 1024
 
@@ -35,12 +42,23 @@ class _Sink(io.RawIOBase):
         return data
 
 
-def zip_chunks(members: Iterable[tuple[Path, str]], compression: int = zipfile.ZIP_STORED) -> Iterator[bytes]:
-    """The bytes of a zip of ``members`` (a file, and its name in the zip), produced as they are read."""
+def _opened(source: ZipSource) -> BinaryIO | None:
+    try:
+        return open_regular(source.parent, source.name) if isinstance(source, Path) else source()
+    except (FileNotFoundError, NotADirectoryError, NotRegularFile):
+        return None  # removed, or swapped for a link, a FIFO or a folder since it was listed: left out
+
+
+def zip_chunks(members: Iterable[tuple[ZipSource, str]], compression: int = zipfile.ZIP_STORED) -> Iterator[bytes]:
+    """The bytes of a zip of ``members`` (a file, and its name in the zip), produced as they are read; a member
+    that is no longer a regular file when its turn comes is left out (the zip is already being sent)."""
     sink = _Sink()
     with zipfile.ZipFile(sink, "w", compression=compression, allowZip64=True) as archive:
         for source, name in members:
-            with open(source, "rb") as src, archive.open(name, "w", force_zip64=True) as dst:
+            opened = _opened(source)
+            if opened is None:
+                continue
+            with opened as src, archive.open(name, "w", force_zip64=True) as dst:
                 while chunk := src.read(CHUNK):
                     dst.write(chunk)
                     if data := sink.take():

@@ -74,6 +74,7 @@ class Deployment:
         env["WASDI_SERVER_LAUNCHER_POLL_SECONDS"] = "0.2"
         env["WASDI_SERVER_NODE_CALL_TIMEOUT_SECONDS"] = "5"
         env["WASDI_SERVER_SFTP_PORT"] = "0"  # nodes and parallel test servers never contend for 2222
+        env["WASDI_SERVER_NODE_URLS"] = ",".join(n.url for n in self.nodes.values())  # all added before a start
         for name, value in self.settings.items():
             env["WASDI_SERVER_" + name.upper()] = value if isinstance(value, str) else __import__("json").dumps(value)
         if node is not None:

@@ -68,7 +68,7 @@ def relay(tmp_path: Path) -> Iterator[tuple[MainNodeRelay, int]]:
                                           f"http://127.0.0.1:{port}")
     store = open_store(tmp_path, "tinydb")
     nodes = store.declare("nodes", "nodeCode")
-    client = NodeClient(identity, nodes, 2.0)
+    client = NodeClient(identity, nodes, 2.0, [])  # main_url is allowed without node_urls
     sender = MainNodeRelay(client, 50, min_backoff=0.05, max_backoff=0.2)
     sender.start()
     try:

@@ -20,6 +20,33 @@ from wasdi_sdk.models import MODELS
 from ..errors import BadRequest
 from ..json_reader import JsonReader
 
+NUL_MESSAGE = "text cannot contain NUL bytes"
+
+
+def has_nul(value: Any) -> bool:
+    """Whether ``value`` (text, or JSON made of dicts, lists and text) holds a NUL character anywhere, keys
+    included: no store keeps such text (PostgreSQL's text cannot hold it), so requests carrying it are
+    refused before any store sees them."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return False
+
+
+def refuse_nul(value: Any) -> Any:
+    """``value`` unchanged, or 400 when it holds a NUL character (``has_nul``)."""
+    if has_nul(value):
+        raise BadRequest(NUL_MESSAGE)
+    return value
+
 
 def read_limited(req: falcon.Request, limit: int) -> bytes:
     length = req.content_length
@@ -50,12 +77,12 @@ def parse_multipart_fields(req: falcon.Request, limit: int) -> dict[str, str]:
 
 def parse_body(ep: Endpoint, req: falcon.Request, limit: int, max_depth: int, raw: bytes | None = None) -> Any:
     """The body of ``req`` (or ``raw``, when it was read already) as ``ep`` declares it (a model, a list, text
-    or form fields), or ``None``."""
+    or form fields), or ``None``; 400 when any of its text (JSON keys included) holds a NUL character."""
     kind = ep.body.kind
     if kind is BodyKind.NONE or kind is BodyKind.MULTIPART:
         return None
     if kind is BodyKind.FORM and (req.content_type or "").startswith("multipart/form-data"):
-        return parse_multipart_fields(req, limit)
+        return refuse_nul(parse_multipart_fields(req, limit))
     if raw is None:
         raw = read_limited(req, limit)
     if kind is BodyKind.TEXT:
@@ -65,14 +92,14 @@ def parse_body(ep: Endpoint, req: falcon.Request, limit: int, max_depth: int, ra
             raise BadRequest("the body is not UTF-8 text") from e
         if not text.strip() and ep.body.required:
             raise BadRequest("the body is empty")
-        return text
+        return refuse_nul(text)
     if kind is BodyKind.FORM:
-        return uri.parse_query_string(raw.decode("utf-8", "replace"), keep_blank=True, csv=False)
+        return refuse_nul(uri.parse_query_string(raw.decode("utf-8", "replace"), keep_blank=True, csv=False))
     if not raw.strip():
         if ep.body.required:
             raise BadRequest("the body is empty")
         return None
-    data = JsonReader(limit, max_depth).read(raw)
+    data = refuse_nul(JsonReader(limit, max_depth).read(raw))
     if kind is BodyKind.JSON_LIST:
         if not isinstance(data, list):
             raise BadRequest("the body must be a JSON array")

@@ -16,14 +16,12 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import Any
 
 from wasdi_sdk.models import PrimitiveResult
 
 from ..errors import BadRequest
-from ..services.readers import stem_of
+from ..services.products import ZippedFiles
 from ..zip_streams import zip_chunks
 from .answers import FileResult
 from .framework import Call, handles
@@ -47,15 +45,11 @@ def _spelled(call: Call, name: str, alias: str) -> str:
 def download(call: Call) -> FileResult:
     """``filename``/``workspace`` (the official library, the web client's CatalogService) or
     ``fileName``/``worskpaceId`` (the web client's attachment link)."""
-    path = call.services.products.existing_file(call.caller, _spelled(call, "workspace", "worskpaceId"),
-                                                _spelled(call, "filename", "fileName"))
-    if path.suffix.lower() == ".dim":
-        return FileResult(zip_chunks(zip_members_of(path)), media_type="application/zip",
-                          filename=f"{stem_of(path.name)}.zip")
-    if not path.is_file():
-        return FileResult(zip_chunks(zip_members_of(path)), media_type="application/zip", filename=f"{path.name}.zip")
-    handle = open(path, "rb")  # noqa: SIM115 - the answer streams it and falcon closes it
-    return FileResult(handle, filename=path.name, length=os.fstat(handle.fileno()).st_size)
+    served = call.services.products.download(call.caller, _spelled(call, "workspace", "worskpaceId"),
+                                             _spelled(call, "filename", "fileName"))
+    if isinstance(served, ZippedFiles):
+        return FileResult(zip_chunks(served.members), media_type="application/zip", filename=served.filename)
+    return FileResult(served.stream, filename=served.filename, length=served.size)
 
 
 @handles("files.on_node")
@@ -100,21 +94,3 @@ def copy_to_sftp(call: Call) -> PrimitiveResult:
     process_id = call.services.transfers.queue_copy_to_sftp(call.caller, p["workspace"], p["file"], p["path"],
                                                             parent=p["parent"])
     return PrimitiveResult(bool_value=True, int_value=200, string_value=process_id)
-
-
-def zip_members_of(path: Path) -> list[tuple[Path, str]]:
-    """The files a zipped download holds: a ``.dim`` with its ``.data`` folder, or a folder's files."""
-    if path.is_dir():
-        base = path.parent
-        roots = [path]
-        items: list[tuple[Path, str]] = []
-    else:
-        base = path.parent
-        items = [(path, path.name)]
-        roots = [path.with_suffix(".data")]
-    for root in roots:
-        if root.is_dir():
-            for child in sorted(root.rglob("*")):
-                if child.is_file() and not child.is_symlink():
-                    items.append((child, child.relative_to(base).as_posix()))
-    return items

@@ -21,10 +21,10 @@ from wasdi_sdk.catalog import BY_NAME, Auth, Endpoint, Param, ParamType
 
 from ..errors import BadRequest, DomainError, ServerFailure, Unauthorized
 from ..services import run_scope
-from ..store import StoreUnavailableError
+from ..store import StoreUnavailableError, TextWithNulError
 from .answer_cache import AnswerCache, answer_key
 from .answers import Answer, failure, success
-from .bodies import parse_body, read_limited
+from .bodies import NUL_MESSAGE, has_nul, parse_body, read_limited, refuse_nul
 from .host_header import canonical_prefix
 
 if TYPE_CHECKING:
@@ -82,9 +82,10 @@ class Call:
         if self.raw_body is None:
             self.raw_body = read_limited(self.request, self.services.settings.max_json_body_bytes)
         try:
-            return json.loads(self.raw_body) if self.raw_body.strip() else None
+            data = json.loads(self.raw_body) if self.raw_body.strip() else None
         except ValueError:
             return None
+        return refuse_nul(data)
 
     def as_sent(self, name: str) -> Any:
         """Parameter ``name`` as the client sent it, an empty value included (which the parsed ``params``
@@ -233,6 +234,8 @@ class EndpointResource:
             extras = call.on_answer
         except DomainError as error:
             answer = failure(ep, error)
+        except TextWithNulError:  # the store's last guard: the checks above should have refused it already
+            answer = failure(ep, BadRequest(NUL_MESSAGE))
         except StoreUnavailableError as error:  # the shared database is down or restarting: no traceback
             log.warning("%s %s: %s", ep.method, ep.path, error)
             answer = failure(ep, ServerFailure("the database is not reachable now; try again in a moment"))
@@ -265,10 +268,13 @@ class EndpointResource:
             session_id = req.get_header(SESSION_HEADER) or None
             if session_id is None and ep.auth is Auth.TOKEN:
                 session_id = (occurrences.get("token") or [""])[0] or None
-            found = self.services.sessions.resolve_scoped(session_id)
+            # a session id with a NUL is no session: it is not looked up (no store takes such text)
+            found = None if has_nul(session_id) else self.services.sessions.resolve_scoped(session_id)
             if found is None:
                 raise Unauthorized("MSG_ERROR_INVALID_SESSION")
             user, scope = found
+        refuse_nul(occurrences)
+        refuse_nul(path)
         params = parse_query(ep, occurrences, self.services.settings.max_param_length) if ep.query else {}
         call = Call(ep, self.services, req, user, session_id, params, path, occurrences, scope=scope)
         if scope is not None:

@@ -18,6 +18,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from ..errors import DomainError
 from ..messages import OK
 from ..services.snap_graphs import render_run_graph
 from .box import Box, BoxUnavailable, Job
@@ -65,14 +66,15 @@ def run_graph(ctx: OperationContext) -> bool:
         raise OperationFailed(NO_GPT)  # the launcher writes it to the run log, as every failure
     workspace = services.workspaces.load(ctx.workspace_id)
     products = services.products
-    inputs = {str(node): products.file_path(workspace, str(name)).resolve()
-              for node, name in zip(p.get("inputNodeNames") or [], p.get("inputFileNames") or [], strict=True)}
+    inputs = {}
+    for node, name in zip(p.get("inputNodeNames") or [], p.get("inputFileNames") or [], strict=True):
+        try:  # a regular file or a folder of the workspace, no link on the way (files_beneath), never a FIFO
+            inputs[str(node)] = products.reader_path(workspace, str(name))
+        except DomainError as e:
+            raise OperationFailed(f"the input {name}: {e.message}") from e
     output_names = [str(n) for n in p.get("outputFileNames") or []]
     outputs = {str(node): products.file_path(workspace, name).resolve()
                for node, name in zip(p.get("outputNodeNames") or [], output_names, strict=True)}
-    for path in inputs.values():
-        if not path.exists():
-            raise OperationFailed(f"the input {path.name} is no longer in the workspace")
     try:
         data = services.workflows.graph_path(workflow["workflowId"]).read_bytes()
     except FileNotFoundError as e:

@@ -5,13 +5,18 @@ addresses only: the target is named by its node code, its address is the ``apiUr
 it (or the main node's address), and the guard is given exactly that host, so a node call can reach nothing
 else, whatever a user puts in a request.  Each call carries the node secret and is bounded by
 ``node_call_timeout_seconds``.
+
+The secret (and, in forwarded calls, the caller's session) goes only to an address the operator allowed:
+the ``node_urls`` setting, and ``main_url``.  An ``apiUrl`` is typed by an application admin through the API,
+so an address registered there and not in the settings is refused before anything is sent: an admin account
+cannot make the server hand the deployment's secret to a host of its choosing.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -29,7 +34,21 @@ log = logging.getLogger("wasdi_server.nodes")
 
 
 class NodeUnreachable(Exception):
-    """Another node could not be called (not registered, inactive, down, or too slow); the message says which."""
+    """Another node could not be called (not registered, inactive, not allowed, down, or too slow); the message
+    says which."""
+
+
+def origin_of(url: str) -> tuple[str, str, int] | None:
+    """``(scheme, host, port)`` of an http(s) address (the default port filled in), ``None`` for anything else."""
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https") or not parts.hostname:
+        return None
+    return scheme, parts.hostname.lower(), port or (443 if scheme == "https" else 80)
 
 
 @dataclass(frozen=True)
@@ -43,9 +62,13 @@ class Peer:
 class NodeClient:
     """Node-to-node HTTP, to the addresses registered in the shared ``nodes`` collection."""
 
-    def __init__(self, identity: NodeIdentity, nodes: Collection, timeout_seconds: float) -> None:
+    def __init__(self, identity: NodeIdentity, nodes: Collection, timeout_seconds: float,
+                 allowed_urls: Iterable[str]) -> None:
+        """``allowed_urls``: the addresses the operator allowed (``node_urls``); ``main_url`` is allowed too."""
         self.identity = identity
         self.nodes = nodes
+        self.allowed = {origin for url in [*allowed_urls, identity.configured_main_url]
+                        if url and (origin := origin_of(url)) is not None}
         self.timeout = httpx.Timeout(timeout_seconds, connect=min(timeout_seconds, 5.0))
         self._http = httpx.Client(timeout=self.timeout, follow_redirects=False, trust_env=False,
                                   limits=httpx.Limits(max_connections=64, max_keepalive_connections=16))
@@ -82,6 +105,11 @@ class NodeClient:
             peers.append(Peer(code, str(doc["apiUrl"]).rstrip("/")))
         return peers
 
+    def allows(self, url: str) -> bool:
+        """Whether the operator allowed ``url``'s origin (scheme, host and port) for node calls."""
+        origin = origin_of(url)
+        return origin is not None and origin in self.allowed
+
     @staticmethod
     def _policy(url: str) -> OutboundPolicy:
         # Exactly the registered node's host: loopback or private as it may be, and nothing else.
@@ -92,6 +120,10 @@ class NodeClient:
     def open(self, peer: Peer, method: str, path: str, *, query: str | Mapping[str, Any] | None = None,
              headers: Mapping[str, str] | None = None, content: Any = None) -> Iterator[httpx.Response]:
         """One call to ``peer`` (its response streamed); ``NodeUnreachable`` when it cannot be made."""
+        if not self.allows(peer.url):
+            log.warning("a call to node %s at %s was refused: the address is not in node_urls", peer.code, peer.url)
+            raise NodeUnreachable(f"the node {peer.code}'s address {peer.url} is not among the node addresses the "
+                                  "operator allowed (the node_urls setting)")
         if isinstance(query, Mapping):
             query = urlencode({k: v for k, v in query.items() if v is not None}, doseq=True)
         url = peer.url + path + (f"?{query}" if query else "")

@@ -40,6 +40,7 @@ from urllib.parse import quote
 from wasdi_sdk.atomic_files import replace_durably
 
 from ..errors import BadRequest, Forbidden, NoContent, NotFound
+from ..files_beneath import NotRegularFile, open_regular_fd
 from ..store import Collection
 from .identity import User
 from .paths import inside, remove_tree, safe_name, temporary_name
@@ -224,13 +225,11 @@ class ImageService:
         """The image, opened; ``NoContent`` when it is not on disk."""
         place = self.readable(user, collection, folder, name)
         path = self.path(place)
-        try:
-            if not path.is_file():
-                raise NoContent("image not found")
-            handle = open(path, "rb")  # noqa: SIM115 - the answer streams it and closes it
-        except (FileNotFoundError, IsADirectoryError) as e:
+        try:  # opened once, no link followed, a regular file only (files_beneath)
+            fd, info = open_regular_fd(self.root, "/".join(place.parts))
+        except (FileNotFoundError, NotADirectoryError, NotRegularFile) as e:
             raise NoContent("image not found") from e
-        return OpenImage(handle, os.fstat(handle.fileno()).st_size, media_type(place.name), place.name)
+        return OpenImage(os.fdopen(fd, "rb"), info.st_size, media_type(place.name), path.name)
 
     def exists(self, user: User, collection: str | None, folder: str | None, name: str | None) -> None:
         """Nothing when the image is on disk; ``NotFound`` otherwise."""

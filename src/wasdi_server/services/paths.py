@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import IO
 
 from ..errors import BadRequest, DomainError
+from ..files_beneath import NotRegularFile, kind_beneath, open_regular_fd
 
 MAX_NAME_BYTES = 255
 """The longest file or folder name Linux file systems take (ext4, XFS, Btrfs, tmpfs): 255 bytes, and a name is
@@ -85,8 +86,10 @@ def inside(root: Path, *parts: str) -> Path:
     return path
 
 
-def folder_size(path: Path) -> int:
-    """Total bytes of the regular files under ``path`` (0 if it does not exist)."""
+def folder_size(path: Path, *, on_disk: bool = False) -> int:
+    """Total bytes of the regular files under ``path`` (0 if it does not exist), links not followed; with
+    ``on_disk``, the disk they take (their blocks: a sparse file's holes cost nothing, a partial block a whole
+    one) rather than their sizes."""
     total = 0
     stack = [path]
     while stack:
@@ -97,7 +100,8 @@ def folder_size(path: Path) -> int:
                     if entry.is_dir(follow_symlinks=False):
                         stack.append(Path(entry.path))
                     elif entry.is_file(follow_symlinks=False):
-                        total += entry.stat(follow_symlinks=False).st_size
+                        info = entry.stat(follow_symlinks=False)
+                        total += info.st_blocks * 512 if on_disk else info.st_size
         except FileNotFoundError:
             continue
     return total
@@ -140,18 +144,49 @@ class OpenedFile:
 
 
 def open_for_download(path: Path, filename: str, missing: DomainError) -> OpenedFile:
-    """``path`` opened to be streamed as ``filename``; raises ``missing`` when there is no such file."""
+    """``path`` opened once (``files_beneath``: no link followed, a regular file only) to be streamed as
+    ``filename``; raises ``missing`` when there is no such file, 400 when it is not a regular file."""
+    stream, size = open_file_beneath(path.parent, path.name, missing)
+    return OpenedFile(stream, size, filename)
+
+
+def open_file_beneath(folder: Path, relative: str, missing: DomainError) -> tuple[IO[bytes], int]:
+    """The regular file ``folder/relative`` opened once for reading, and its size: ``missing`` when it is not
+    there, 400 naming what it is when it is a folder, a link, a FIFO, a socket or a device."""
     try:
-        handle = open(path, "rb")  # noqa: SIM115 - the answer streams and closes it
-    except (FileNotFoundError, IsADirectoryError) as e:
+        fd, info = open_regular_fd(folder, relative)
+    except NotRegularFile as e:
+        raise not_a_regular_file(e) from None
+    except (FileNotFoundError, NotADirectoryError) as e:
         raise missing from e
-    return OpenedFile(handle, os.fstat(handle.fileno()).st_size, filename)
+    return os.fdopen(fd, "rb"), info.st_size
+
+
+def not_a_regular_file(error: NotRegularFile) -> BadRequest:
+    """The 400 for a name that is not a regular file (the server reads regular files only)."""
+    return BadRequest(f"{error.name} is {error.kind}: only regular files are read")
 
 
 def read_with_etag(path: Path, missing: DomainError) -> tuple[bytes, str]:
-    """The bytes of ``path`` and a strong entity tag of them; raises ``missing`` when there is no such file."""
-    try:
-        data = path.read_bytes()
-    except (FileNotFoundError, IsADirectoryError) as e:
-        raise missing from e
+    """The bytes of ``path`` (opened as ``open_file_beneath`` does) and a strong entity tag of them; raises
+    ``missing`` when there is no such file."""
+    stream, _ = open_file_beneath(path.parent, path.name, missing)
+    with stream:
+        data = stream.read()
     return data, '"' + hashlib.sha256(data).hexdigest() + '"'
+
+
+def file_or_folder_for_reader(folder: Path, relative: str, missing: DomainError) -> Path:
+    """``folder/relative`` for a reader that needs a path (GDAL): checked through ``files_beneath`` (no link
+    on the way, a regular file or a folder: never a FIFO, socket or device, whose open would block or read a
+    device) just before the reader opens it by name; ``missing`` when it is not there, 400 otherwise.
+
+    The reader opens the name again, so a program swapping the name in between is not stopped here: this
+    check keeps a FIFO planted beforehand from blocking a worker, not a race; readers that take an open file
+    use ``open_file_beneath`` instead."""
+    kind = kind_beneath(folder, relative)
+    if kind is None:
+        raise missing
+    if kind not in ("file", "folder"):
+        raise not_a_regular_file(NotRegularFile(relative, kind))
+    return folder / relative

@@ -112,8 +112,8 @@ class UploadAccountService:
         return self.accounts.get(user_id) is not None
 
     def used_bytes(self, user_id: str) -> int:
-        """Bytes the account's folder holds now."""
-        return folder_size(self.folder(user_id))
+        """Disk the account's folder takes now (its files' blocks): what its quota counts."""
+        return folder_size(self.folder(user_id), on_disk=True)
 
     def list_files(self, user: User) -> list[str]:
         """The files at the top of the account's folder that can be ingested (no links, no hidden files:

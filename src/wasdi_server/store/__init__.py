@@ -13,6 +13,7 @@ from .base import (
     StoreCorruptError,
     StoreError,
     StoreLockedError,
+    TextWithNulError,
 )
 from .engine import EngineStore
 from .memory import MemoryCollection
@@ -57,6 +58,7 @@ __all__ = [
     "StoreError",
     "StoreLockedError",
     "StoreUnavailableError",
+    "TextWithNulError",
     "TinyDBStore",
     "open_shared_store",
     "open_store",

@@ -41,6 +41,11 @@ class StoreCorruptError(StoreError):
     """A data file cannot be parsed; the server must not start (and must never reset it)."""
 
 
+class TextWithNulError(StoreError):
+    """Text with a NUL character reached an engine that cannot keep it (PostgreSQL's ``text`` and ``jsonb``
+    cannot): the last guard behind the API, which refuses such text before any store sees it."""
+
+
 class DuplicateKeyError(StoreError):
     """An insert used a key that is already present."""
 

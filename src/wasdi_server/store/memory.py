@@ -20,13 +20,14 @@ candidates out under the short memory lock and filters them without holding anyt
 from __future__ import annotations
 
 import json
+import re
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from .base import Document, DuplicateKeyError, Predicate, StoreCorruptError, key_of, matches
+from .base import Document, DuplicateKeyError, Predicate, StoreCorruptError, TextWithNulError, key_of, matches
 
 if TYPE_CHECKING:
     from .engine import EngineStore
@@ -37,9 +38,19 @@ Change = tuple[str, int, Document | None]
 _STRIPES = 64
 
 
+_NUL_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
+"""A NUL character as ``json.dumps`` writes it: backslash, ``u0000``, after an even run of other backslashes."""
+
+
 def clone(value: Any) -> Any:
-    """An independent copy of JSON data (also rejects what JSON cannot store): for data coming in."""
-    return json.loads(json.dumps(value))
+    """An independent copy of JSON data (also rejects what JSON cannot store): for data coming in.
+
+    Text with a NUL character is refused here, on every engine (``TextWithNulError``): the API refuses it
+    before, this is the last guard (PostgreSQL cannot keep such text; no engine is given it, so all agree)."""
+    text = json.dumps(value)
+    if "\\u0000" in text and _NUL_ESCAPE.search(text):
+        raise TextWithNulError("text with a NUL character cannot be stored")
+    return json.loads(text)
 
 
 def copy(value: Any) -> Any:

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
-from .base import Document, DuplicateKeyError, Predicate, StoreError, key_of, matches
+from .base import Document, DuplicateKeyError, Predicate, StoreError, TextWithNulError, key_of, matches
 from .memory import clone
 
 if TYPE_CHECKING:
@@ -156,6 +156,11 @@ class PostgresStore:
             yield
         except PoolTimeout as e:
             raise StoreUnavailableError(f"the database {self.shown_url} cannot be reached: {e}") from None
+        except psycopg.DataError as e:
+            text = str(e)
+            if "NUL" in text or "\\u0000" in text:  # psycopg refusing a str, or PostgreSQL a jsonb string
+                raise TextWithNulError("text with a NUL character cannot be stored") from None
+            raise
         except psycopg.OperationalError as e:
             if isinstance(e, pg_errors.DiskFull):
                 raise OSError(errno.ENOSPC, f"the database's disk is full ({e})") from e

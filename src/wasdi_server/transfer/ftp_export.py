@@ -19,12 +19,13 @@ import posixpath
 import ssl
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
+from typing import BinaryIO
 
 from ..providers.outbound import OutboundPolicy, OutboundRefused, resolve
 from .requests import FTPS, SFTP
 
 BLOCK = 1024 * 1024
+SFTP_BLOCK = 256 * 1024
 
 
 class ExportFailed(Exception):
@@ -46,7 +47,16 @@ class Destination:
         return f"{self.protocol} server {self.host}:{self.port}"
 
 
-def send(source: Path, destination: Destination, policy: OutboundPolicy, progress: Callable[[int], None],
+@dataclass
+class Outgoing:
+    """The file to send: opened once by the caller (``files_beneath``), its name and its size then."""
+
+    name: str
+    stream: BinaryIO
+    size: int
+
+
+def send(source: Outgoing, destination: Destination, policy: OutboundPolicy, progress: Callable[[int], None],
          note: Callable[[str], None]) -> None:
     """Send ``source`` into ``destination.folder`` under its own name; ``progress`` gets the bytes sent so
     far, ``note`` the lines worth keeping in the run log."""
@@ -61,7 +71,7 @@ def send(source: Path, destination: Destination, policy: OutboundPolicy, progres
 
 
 # -- FTP and FTPS --------------------------------------------------------------------------------------
-def _send_ftp(source: Path, destination: Destination, address: str, progress: Callable[[int], None],
+def _send_ftp(source: Outgoing, destination: Destination, address: str, progress: Callable[[int], None],
               note: Callable[[str], None]) -> None:
     secure = destination.protocol == FTPS
     client: ftplib.FTP = ftplib.FTP_TLS(context=ssl.create_default_context(), timeout=destination.timeout) \
@@ -86,8 +96,7 @@ def _send_ftp(source: Path, destination: Destination, address: str, progress: Ca
             sent += len(block)
             progress(sent)
 
-        with open(source, "rb") as handle:
-            client.storbinary(f"STOR {source.name}", handle, blocksize=BLOCK, callback=counted)
+        client.storbinary(f"STOR {source.name}", source.stream, blocksize=BLOCK, callback=counted)
         step = "checking the size on the server"
         _check_size(client, source, note)
         client.quit()
@@ -128,8 +137,8 @@ def _enter_folder(client: ftplib.FTP, folder: str) -> None:
             client.cwd(part)
 
 
-def _check_size(client: ftplib.FTP, source: Path, note: Callable[[str], None]) -> None:
-    expected = source.stat().st_size
+def _check_size(client: ftplib.FTP, source: Outgoing, note: Callable[[str], None]) -> None:
+    expected = source.size
     try:
         size = client.size(source.name)
     except ftplib.error_perm:
@@ -140,7 +149,7 @@ def _check_size(client: ftplib.FTP, source: Path, note: Callable[[str], None]) -
 
 
 # -- SFTP -----------------------------------------------------------------------------------------------
-async def _send_sftp(source: Path, destination: Destination, address: str, progress: Callable[[int], None],
+async def _send_sftp(source: Outgoing, destination: Destination, address: str, progress: Callable[[int], None],
                      note: Callable[[str], None]) -> None:
     import asyncssh
 
@@ -162,13 +171,17 @@ async def _send_sftp(source: Path, destination: Destination, address: str, progr
                     step = f"making the folder {destination.folder}"
                     await sftp.makedirs(destination.folder, exist_ok=True)
                 step = f"sending {source.name}"
-                await sftp.put(str(source), target, block_size=256 * 1024,
-                               progress_handler=lambda _src, _dst, done, _total: progress(done))
+                async with sftp.open(target, "wb") as remote:
+                    done = 0
+                    while chunk := source.stream.read(SFTP_BLOCK):
+                        await remote.write(chunk, done)
+                        done += len(chunk)
+                        progress(done)
                 step = "checking the size on the server"
                 size = (await sftp.stat(target)).size
-                if size != source.stat().st_size:
+                if size != source.size:
                     raise ExportFailed(f"the server holds {size} bytes of {source.name} after the transfer, "
-                                       f"not {source.stat().st_size}")
+                                       f"not {source.size}")
     except asyncssh.PermissionDenied as e:
         raise ExportFailed(f"{destination.shown} refused the login of {destination.user}: {e.reason}") from e
     except asyncssh.SFTPError as e:

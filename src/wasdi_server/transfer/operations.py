@@ -12,19 +12,21 @@ with its progress in ``progressPerc``; a failure ends the operation in ERROR wit
 from __future__ import annotations
 
 import contextlib
+import os
 from pathlib import Path
 
 from wasdi_sdk.units import human_size
 
+from ..files_beneath import NotRegularFile, open_regular_fd
 from ..launcher.operations import OperationContext, OperationFailed, operation
 from ..launcher.ops_products import Progress, reported
 from ..messages import OK
 from ..providers.outbound import OutboundPolicy
 from ..services import readers
 from ..services.paths import folder_size
-from ..services.products import copy_item
+from ..services.products import copy_items
 from .confined_folder import ConfinedFolder, LeavesFolder
-from .ftp_export import Destination, ExportFailed, send
+from .ftp_export import Destination, ExportFailed, Outgoing, send
 from .requests import COPY_TO_SFTP, FTP_UPLOAD, folder_parts
 
 
@@ -59,9 +61,11 @@ def copy_to_sftp(ctx: OperationContext) -> bool:
     services.processes.set_file_size(ctx.process_id, needed)
     target_folder.mkdir(parents=True, exist_ok=True)
     progress = Progress(ctx, _size(source))
-    for item in items:
-        ctx.check_stopped()
-        copy_item(item, target_folder / item.name, progress if item == source else None)
+    ctx.check_stopped()
+    try:
+        copy_items(source, items[1:], target_folder, progress)
+    except NotRegularFile as e:
+        raise OperationFailed(f"{file_name} cannot be copied: {e.strerror}") from e
     shown = "/".join([*parts, file_name])
     ctx.set_payload(shown)
     services.messages.send(COPY_TO_SFTP, shown, ctx.workspace_id, result=OK)
@@ -80,29 +84,33 @@ def ftp_upload(ctx: OperationContext) -> bool:
                                   "began): ask for the transfer again")
         p = ctx.parameter
         workspace = services.workspaces.load(ctx.workspace_id)
-        source = services.products.file_path(workspace, str(p.get("fileName") or ""))
-        if not source.is_file():
-            raise OperationFailed(f"{p.get('fileName')} is no longer a file of the workspace")
+        file_name = str(p.get("fileName") or "")
+        services.products.file_path(workspace, file_name)  # the path guard
         destination = Destination(protocol=str(p["protocol"]), host=str(p["server"]), port=int(p["port"]),
                                   user=str(p.get("user") or ""), password=password,
                                   folder=str(p.get("remotePath") or ""),
                                   timeout=services.settings.ftp_timeout_seconds)
-        size = source.stat().st_size
-        services.processes.set_file_size(ctx.process_id, size)
-        logs = services.process_logs
+        try:  # opened once, beneath the workspace folder, a regular file only: what is checked is what is sent
+            fd, info = open_regular_fd(services.workspaces.folder(workspace), file_name)
+        except (OSError, NotRegularFile) as e:
+            raise OperationFailed(f"{file_name} is no longer a file of the workspace ({e.strerror or e})") from e
+        with os.fdopen(fd, "rb") as stream:
+            size = info.st_size
+            services.processes.set_file_size(ctx.process_id, size)
+            logs = services.process_logs
 
-        def note(line: str) -> None:
-            logs.write(ctx.process_id, line)
+            def note(line: str) -> None:
+                logs.write(ctx.process_id, line)
 
-        note(f"sending {source.name} ({human_size(size)}) to {destination.shown}"
-             + (f", folder {destination.folder}" if destination.folder else ""))
-        try:
-            send(source, destination, OutboundPolicy.from_hosts(services.settings.import_allowed_hosts),
-                 Progress(ctx, size), note)
-        except ExportFailed as e:
-            raise OperationFailed(str(e)) from e
-        note(f"sent {source.name} to {destination.shown}")
-        summary = f"{source.name} sent to {destination.host}:{destination.port}" + \
+            note(f"sending {file_name} ({human_size(size)}) to {destination.shown}"
+                 + (f", folder {destination.folder}" if destination.folder else ""))
+            try:
+                send(Outgoing(file_name, stream, size), destination,
+                     OutboundPolicy.from_hosts(services.settings.import_allowed_hosts), Progress(ctx, size), note)
+            except ExportFailed as e:
+                raise OperationFailed(str(e)) from e
+        note(f"sent {file_name} to {destination.shown}")
+        summary = f"{file_name} sent to {destination.host}:{destination.port}" + \
             (f" ({destination.folder})" if destination.folder else "")
         ctx.set_payload(summary)
         services.messages.send(FTP_UPLOAD, summary, ctx.workspace_id, result=OK)

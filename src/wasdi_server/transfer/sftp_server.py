@@ -34,6 +34,7 @@ import asyncssh
 from asyncssh import SFTPAttrs, SFTPName, SFTPVFSAttrs
 
 from ..connection_budget import IDLE, LISTEN_BACKLOG, ConnectionBudget
+from ..files_beneath import NotRegularFile, open_fd_beneath, regular_fd
 from ..services.identity import normalise_user_id
 from . import host_key
 from .confined_folder import ConfinedFolder, LeavesFolder, Quota, QuotaExceeded
@@ -241,16 +242,19 @@ class _AccountLogin(asyncssh.SSHServer):
 
 
 class _OpenFile:
-    """A file opened by a client, with the size the quota last counted for it."""
+    """A file opened by a client: its descriptor, and whether its writes append."""
 
-    def __init__(self, fd: int, size: int, append: bool) -> None:
+    def __init__(self, fd: int, append: bool) -> None:
         self.fd = fd
-        self.size = size
         self.append = append
 
 
 def _denied(error: LeavesFolder) -> asyncssh.SFTPPermissionDenied:
     return asyncssh.SFTPPermissionDenied(str(error))
+
+
+def _over_quota(error: QuotaExceeded) -> asyncssh.SFTPQuotaExceeded:
+    return asyncssh.SFTPQuotaExceeded(str(error))
 
 
 class ConfinedSftpSession(asyncssh.SFTPServer):
@@ -260,12 +264,20 @@ class ConfinedSftpSession(asyncssh.SFTPServer):
         super().__init__(channel)
         self.folder = folder
         self.quota = quota
+        self._handles: set[_OpenFile] = set()
 
     def _local(self, path: bytes, *, allow_final_link: bool = False) -> Path:
         try:
             return self.folder.local(path, allow_final_link=allow_final_link)
         except LeavesFolder as e:
             raise _denied(e) from None
+
+    def _relative(self, path: bytes) -> str:
+        """``path`` below the folder, for ``files_beneath`` (which refuses links on the way itself)."""
+        relative = self._local(path).relative_to(self.folder.root).as_posix()
+        if relative == ".":
+            raise asyncssh.SFTPFailure("the transfer folder itself is not a file")
+        return relative
 
     def map_path(self, path: bytes) -> bytes:
         return os.fsencode(self._local(path))
@@ -283,29 +295,49 @@ class ConfinedSftpSession(asyncssh.SFTPServer):
         return "wasdi"
 
     # -- files -----------------------------------------------------------------------------------------
+    def _open_fd(self, path: bytes, flags: int) -> int:
+        """``path`` opened once beneath the folder (``files_beneath``: no link followed) and, whatever it was
+        opened for, only if it is a regular file; a truncation asked for at open counts as a resize."""
+        relative = self._relative(path)
+        truncate = bool(flags & os.O_TRUNC)
+        try:
+            fd = open_fd_beneath(self.folder.root, relative, (flags & ~os.O_TRUNC) | os.O_NONBLOCK)
+            regular_fd(fd, relative)
+        except NotRegularFile as e:
+            raise asyncssh.SFTPPermissionDenied(str(e)) from None
+        if truncate:
+            try:
+                self.quota.resize(fd, 0)
+            except BaseException:
+                os.close(fd)
+                raise
+        return fd
+
     def open(self, path: bytes, pflags: int, attrs: SFTPAttrs) -> _OpenFile:
-        local = self._local(path)
         writing = bool(pflags & (asyncssh.FXF_WRITE | asyncssh.FXF_APPEND))
-        flags = os.O_NOFOLLOW | (os.O_RDWR if pflags & asyncssh.FXF_READ and writing else
-                                 os.O_WRONLY if writing else os.O_RDONLY)
+        flags = os.O_RDWR if pflags & asyncssh.FXF_READ and writing else os.O_WRONLY if writing else os.O_RDONLY
         for sftp_flag, os_flag in ((asyncssh.FXF_CREAT, os.O_CREAT), (asyncssh.FXF_TRUNC, os.O_TRUNC),
                                    (asyncssh.FXF_EXCL, os.O_EXCL), (asyncssh.FXF_APPEND, os.O_APPEND)):
             if pflags & sftp_flag:
                 flags |= os_flag
-        before = 0
         if writing:
-            self.quota.refresh()
-            with contextlib.suppress(FileNotFoundError):
-                before = os.lstat(local).st_size
-        fd = os.open(local, flags, 0o644)
-        size = os.fstat(fd).st_size
-        if size < before:
-            self.quota.shrink(before - size)  # opened with truncation
-        return _OpenFile(fd, size, bool(flags & os.O_APPEND))
+            self.quota.refresh()  # what other programs did to the folder since
+        opened = _OpenFile(self._open_fd(path, flags), bool(flags & os.O_APPEND))
+        self.quota.opened(opened.fd)
+        self._handles.add(opened)
+        return opened
 
     def close(self, file_obj: object) -> None:
         assert isinstance(file_obj, _OpenFile)
+        self._handles.discard(file_obj)
+        self.quota.closed(file_obj.fd)
         os.close(file_obj.fd)
+
+    def exit(self) -> None:
+        """The session ended: close what its client left open (a removed file's disk is then given back)."""
+        for opened in list(self._handles):
+            with contextlib.suppress(OSError):
+                self.close(opened)
 
     def read(self, file_obj: object, offset: int, size: int) -> bytes:
         assert isinstance(file_obj, _OpenFile)
@@ -313,15 +345,12 @@ class ConfinedSftpSession(asyncssh.SFTPServer):
 
     def write(self, file_obj: object, offset: int, data: bytes) -> int:
         assert isinstance(file_obj, _OpenFile)
-        start = file_obj.size if file_obj.append else offset  # appends land at the end, whatever the offset
-        end = start + len(data)
-        if end > file_obj.size:
-            try:
-                self.quota.grow(end - file_obj.size)
-            except QuotaExceeded as e:
-                raise asyncssh.SFTPQuotaExceeded(str(e)) from None
-            file_obj.size = end
-        return os.pwrite(file_obj.fd, data, start)
+        # appends land at the end, whatever the offset (and pwrite on an O_APPEND descriptor appends too)
+        start = os.fstat(file_obj.fd).st_size if file_obj.append else offset
+        try:
+            return self.quota.write(file_obj.fd, data, start)
+        except QuotaExceeded as e:
+            raise _over_quota(e) from None
 
     def fstat(self, file_obj: object) -> os.stat_result:
         assert isinstance(file_obj, _OpenFile)
@@ -333,37 +362,29 @@ class ConfinedSftpSession(asyncssh.SFTPServer):
 
     def fsetstat(self, file_obj: object, attrs: SFTPAttrs) -> None:
         assert isinstance(file_obj, _OpenFile)
-        self._apply(file_obj.fd, attrs, file_obj)
+        self._apply(file_obj.fd, attrs)
 
     def setstat(self, path: bytes, attrs: SFTPAttrs) -> None:
-        local = self._local(path)
         if attrs.size is None:
-            self._apply_times(local, attrs)
+            self._apply_times(self._local(path), attrs)
             return
-        fd = os.open(local, os.O_WRONLY | os.O_NOFOLLOW)
+        fd = self._open_fd(path, os.O_WRONLY)
         try:
-            self._apply(fd, attrs, None)
+            self._apply(fd, attrs)
         finally:
             os.close(fd)
 
     def lsetstat(self, path: bytes, attrs: SFTPAttrs) -> None:
         self.setstat(path, attrs)
 
-    def _apply(self, fd: int, attrs: SFTPAttrs, opened: _OpenFile | None) -> None:
+    def _apply(self, fd: int, attrs: SFTPAttrs) -> None:
         """A size (truncate or extend, counted against the quota) and times; permissions and owners are
         ignored (the server decides who may read its files)."""
         if attrs.size is not None:
-            current = os.fstat(fd).st_size
-            if attrs.size > current:
-                try:
-                    self.quota.grow(attrs.size - current)
-                except QuotaExceeded as e:
-                    raise asyncssh.SFTPQuotaExceeded(str(e)) from None
-            else:
-                self.quota.shrink(current - attrs.size)
-            os.ftruncate(fd, attrs.size)
-            if opened is not None:
-                opened.size = attrs.size
+            try:
+                self.quota.resize(fd, attrs.size)
+            except QuotaExceeded as e:
+                raise _over_quota(e) from None
         if attrs.atime is not None and attrs.mtime is not None:
             os.utime(fd, (attrs.atime, attrs.mtime))
 
@@ -388,10 +409,8 @@ class ConfinedSftpSession(asyncssh.SFTPServer):
                 yield SFTPName(os.fsencode(entry.name), attrs=SFTPAttrs.from_local(entry.stat(follow_symlinks=False)))
 
     def remove(self, path: bytes) -> None:
-        local = self._local(path, allow_final_link=True)
-        size = os.lstat(local).st_size
-        os.remove(local)
-        self.quota.shrink(size)
+        os.remove(self._local(path, allow_final_link=True))
+        self.quota.refresh()  # a handle still open on it keeps it counted
 
     def mkdir(self, path: bytes, attrs: SFTPAttrs) -> None:
         os.mkdir(self._local(path), 0o755)
@@ -410,10 +429,11 @@ class ConfinedSftpSession(asyncssh.SFTPServer):
         if os.path.lexists(new):
             raise asyncssh.SFTPFileAlreadyExists("a file of that name already exists")
         os.rename(old, new)
+        self.quota.refresh()
 
     def posix_rename(self, oldpath: bytes, newpath: bytes) -> None:
         os.replace(self._local(oldpath, allow_final_link=True), self._local(newpath))
-        self.quota.refresh()  # a replaced file's bytes are freed
+        self.quota.refresh()  # a replaced file is freed, or still counted while a handle keeps it open
 
     def readlink(self, path: bytes) -> bytes:
         raise asyncssh.SFTPPermissionDenied("links are not followed in a transfer folder")

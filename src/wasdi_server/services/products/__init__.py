@@ -14,8 +14,8 @@
 
 from __future__ import annotations
 
-from .catalog_files import CatalogFiles, md5_of
-from .copies import PRODUCT_ALREADY_PRESENT, WorkspaceCopies, copy_item
+from .catalog_files import CatalogFiles, ZippedFiles, md5_of
+from .copies import PRODUCT_ALREADY_PRESENT, WorkspaceCopies, copy_item, copy_items
 from .deletion import ProductDeletion
 from .imports import DONE, GIB, STORAGE_CAPS, ProductImports
 from .ingestion import ProductIngestion
@@ -44,8 +44,10 @@ __all__ = [
     "ProductRecords",
     "ProductService",
     "WorkspaceCopies",
+    "ZippedFiles",
     "check_product_name",
     "copy_item",
+    "copy_items",
     "md5_of",
     "product_key",
 ]

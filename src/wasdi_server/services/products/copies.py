@@ -16,8 +16,10 @@ from typing import Any
 from wasdi_sdk.atomic_files import atomic_writer
 
 from ...errors import BadRequest, NotFound
+from ...files_beneath import NotRegularFile, open_folder_fd, open_regular, regular_files_below
 from .. import readers
 from ..identity import User
+from ..paths import not_a_regular_file
 from .ingestion import ProductIngestion
 from .records import CHUNK, check_product_name
 
@@ -65,9 +67,10 @@ class WorkspaceCopies(ProductIngestion):
         source = self.file_path(origin, file_name)
         target = self.file_path(destination, file_name)
         target.parent.mkdir(parents=True, exist_ok=True)
-        items = [source, *readers.sidecars(self.workspaces.folder(origin), file_name)]
-        for item in items:
-            copy_item(item, target.parent / item.name, progress if item == source else None)
+        try:
+            copy_items(source, readers.sidecars(self.workspaces.folder(origin), file_name), target.parent, progress)
+        except NotRegularFile as e:
+            raise not_a_regular_file(e) from None
         record = self.ingest_file(destination, file_name, style=source_record.get("style"),
                                   platform=source_record.get("platform"))
         keep = {k: source_record.get(k) for k in ("productFriendlyName", "description") if source_record.get(k)}
@@ -79,15 +82,18 @@ class WorkspaceCopies(ProductIngestion):
 
 
 def copy_item(source: Path, target: Path, progress: Callable[[int], None] | None = None) -> None:
-    """Copy a file (atomically, in chunks) or a folder (``.data`` of SNAP products) to ``target``."""
-    if source.is_dir():
-        if target.exists():
-            shutil.rmtree(target)
-        shutil.copytree(source, target, ignore=lambda folder, names: [
-            n for n in names if os.path.islink(os.path.join(folder, n))])  # links are not followed out
+    """Copy a regular file (atomically, in chunks) or a folder's regular files (``.data`` of SNAP products) to
+    ``target``, each file opened once through ``files_beneath`` (beneath its folder, no link followed, regular
+    files only); ``NotRegularFile`` when ``source`` is neither a regular file nor a folder."""
+    try:
+        stream = open_regular(source.parent, source.name)
+    except NotRegularFile as e:
+        if e.kind != "a folder":
+            raise
+        _copy_folder(source, target)
         return
     done = 0
-    with open(source, "rb") as src, atomic_writer(target) as dst:
+    with stream as src, atomic_writer(target) as dst:
         while True:
             chunk = src.read(CHUNK)
             if not chunk:
@@ -96,3 +102,35 @@ def copy_item(source: Path, target: Path, progress: Callable[[int], None] | None
             done += len(chunk)
             if progress is not None:
                 progress(done)
+
+
+def _copy_folder(source: Path, target: Path) -> None:
+    """The regular files under ``source`` copied to ``target`` (replaced whole); links, FIFOs and the like left."""
+    folder_fd = open_folder_fd(source.parent, source.name)
+    try:
+        names = list(regular_files_below(folder_fd))
+    finally:
+        os.close(folder_fd)
+    if target.exists():
+        shutil.rmtree(target)
+    target.mkdir(parents=True)
+    for name in names:
+        try:
+            stream = open_regular(source.parent, f"{source.name}/{name}")
+        except (FileNotFoundError, NotRegularFile):
+            continue  # removed or swapped since it was listed
+        destination = target / name
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        with stream as src, atomic_writer(destination) as dst:
+            shutil.copyfileobj(src, dst, CHUNK)
+
+
+def copy_items(source: Path, sidecars: list[Path], folder: Path, progress: Callable[[int], None] | None) -> None:
+    """``source`` and its ``sidecars`` copied into ``folder``; a sidecar that is not a regular file or a folder
+    (a link, a FIFO) is left behind, ``source`` itself must be one (``NotRegularFile`` otherwise)."""
+    copy_item(source, folder / source.name, progress)
+    for item in sidecars:
+        try:
+            copy_item(item, folder / item.name)
+        except (FileNotFoundError, NotRegularFile):
+            continue

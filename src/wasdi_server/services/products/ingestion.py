@@ -30,9 +30,7 @@ class ProductIngestion(ProductRecords):
     def ingest_file(self, workspace: dict[str, Any], file_name: str, *, style: str | None = None,
                     platform: str | None = None, footprint: str | None = None) -> dict[str, Any]:
         """Read the file and create (or refresh) its record.  The file must be in the workspace folder."""
-        path = self.file_path(workspace, file_name)
-        if not path.exists():
-            raise NotFound(f"{file_name} is not in the workspace folder")
+        path = self.reader_path(workspace, file_name)
         info = self.read_product(workspace, path)
         workspace_id = workspace["workspaceId"]
         bands = []

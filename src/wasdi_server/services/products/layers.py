@@ -71,11 +71,11 @@ class ProductLayers(ProductRecords):
         band = self.find_band(record, band_name)
         if band is None:
             raise NotFound(f"{file_name} has no band {band_name}")
-        path = self.file_path(workspace, file_name)
+        source = self.band_reader_source(workspace, file_name, band)
         layer_id = band.get("layerId") or new_layer_id()
         url = f"{base_url.rstrip('/')}/wms"  # map clients ask it for tiles (WMS GetMap with layers=<layerId>)
         try:
-            layer: PublishedLayer = self.map_server.publish(self.band_source(path, band),
+            layer: PublishedLayer = self.map_server.publish(source,
                                                             int(band.get("bandIndex") or 1), layer_id, style, url,
                                                             self.workspaces.folder(workspace))
         except MapServerError:

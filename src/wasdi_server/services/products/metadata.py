@@ -15,6 +15,7 @@ from typing import Any
 from wasdi_sdk.atomic_files import write_atomic
 
 from ...errors import NotFound, ServerFailure
+from .. import readers
 from ..identity import User
 from ..processes import ACTIVE
 from .imports import ITEM_PROPERTIES
@@ -54,7 +55,7 @@ class ProductMetadata(ProductRecords):
         if self.products.get(key) is None:
             raise NotFound(f"{file_name} is not a product of the workspace")
         try:
-            tree = self.read_metadata(workspace, self.file_path(workspace, file_name))
+            tree = self.read_metadata(workspace, self.reader_path(workspace, file_name))
         except BaseException:
             # As the original: a failed read is not retried on every request (the answer is now null).
             self.products.update(key, {"metadataFileCreated": True})

@@ -34,7 +34,7 @@ from ...store import Collection
 from .. import readers
 from ..identity import User
 from ..missions import MissionService
-from ..paths import inside, safe_name
+from ..paths import file_or_folder_for_reader, inside, safe_name
 from ..processes import ProcessService
 from ..workspaces import WorkspaceService
 
@@ -116,6 +116,24 @@ class ProductRecords:
             raise ServerFailure(f"{path.name} could not be read")
         return answer.value
 
+    def reader_path(self, workspace: dict[str, Any], file_name: str) -> Path:
+        """``file_name`` of the workspace for a reader that needs a path (GDAL): checked through
+        ``files_beneath`` first (a regular file or a folder, no link on the way; never a FIFO, which would block
+        the reader), ``NotFound`` when it is not there (see ``paths.file_or_folder_for_reader``)."""
+        self.file_path(workspace, file_name)  # the path guard
+        return file_or_folder_for_reader(self.workspaces.folder(workspace), file_name,
+                                         NotFound(f"{file_name} is not in the workspace folder"))
+
+    def band_reader_source(self, workspace: dict[str, Any], file_name: str, band: dict[str, Any]) -> str:
+        """The GDAL path of a band (``band_source``), its files checked as ``reader_path`` checks them."""
+        path = self.reader_path(workspace, file_name)
+        source = str(band.get("source") or "")
+        if source.startswith("dim:"):
+            file_or_folder_for_reader(self.workspaces.folder(workspace),
+                                      f"{path.with_suffix('.data').name}/{safe_name(source[4:], 'band file')}",
+                                      NotFound(f"the band file of {file_name} is not in the workspace folder"))
+        return self.band_source(path, band)
+
     def get(self, workspace_id: str, file_name: str) -> dict[str, Any] | None:
         return self.products.get(product_key(workspace_id, file_name))
 
@@ -190,13 +208,12 @@ class ProductRecords:
             return
         self.products.update(record["productId"], {**new, "lastUpdate": now_ms()})
         if "style" in new and (record.get("style") or "") != (new["style"] or ""):
-            path = self.file_path(workspace, name)
             for band in record.get("bands") or []:
                 if band.get("layerId"):
                     try:
-                        self.map_server.restyle(self.band_source(path, band), int(band.get("bandIndex") or 1),
-                                                band["layerId"], new["style"] or None,
-                                                self.workspaces.folder(workspace))
+                        self.map_server.restyle(self.band_reader_source(workspace, name, band),
+                                                int(band.get("bandIndex") or 1), band["layerId"],
+                                                new["style"] or None, self.workspaces.folder(workspace))
                         self.layers.update(band["layerId"], {"style": new["style"] or None})
                     except Exception:
                         log.exception("restyling layer %s failed", band["layerId"])
