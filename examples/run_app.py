@@ -50,8 +50,8 @@ def main() -> None:
             before = set(client.products.list_names(workspace))
             done = client.processors.run_and_wait(name=args.app, workspace=workspace,
                                                   params=json.loads(args.params), timeout=600)
-            payload = client.processes.get_payload(done.process_obj_id or "")
-            print(f"run {done.process_obj_id} {done.status}; payload {payload}")
+            payload = client.processes.get_payload(done.process_id)
+            print(f"run {done.process_id} {done.status}; payload {payload}")
             for name in sorted(set(client.products.list_names(workspace)) - before):
                 path = client.files.download(name, workspace, args.out)
                 print(f"output {name} -> {path}: {path.read_text(errors='replace').strip()[:80]!r}")

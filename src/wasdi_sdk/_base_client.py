@@ -128,7 +128,7 @@ class BaseClient:
         if base == self.base_url or ep.name not in WORKSPACE_NODE:
             return
         for item in result if isinstance(result, list) else [result]:
-            for name in ("processing_identifier", "process_obj_id", "string_value"):
+            for name in ("process_id", "string_value"):
                 value = getattr(item, name, None)
                 if isinstance(value, str) and value and value not in ("DONE", "ERROR"):
                     self._remember(self._process_urls, value, base)
@@ -342,15 +342,25 @@ def parse_response(ep: Endpoint, response: httpx.Response) -> Any:
         if kind is FailureKind.RUNNING_ERROR and body.get("status") == "ERROR":
             _raise(exc.APIError, str(body.get("message") or "the service refused the request"), ep, response,
                    ep.style, None, body)
-        from .models import MODELS
-
-        return MODELS[ep.response.model or ""].model_validate(body)
+        return _read_model(ep, response, body)
     if rkind is ResponseKind.MODEL_LIST:
         if not isinstance(body, list):
             _raise(exc.UnexpectedResponseError, f"expected a list, got {type(body).__name__}", ep, response,
                    ep.style, status, body)
-        from .models import MODELS
-
-        model_cls = MODELS[ep.response.model or ""]
-        return [model_cls.model_validate(item) for item in body]
+        return [_read_model(ep, response, item) for item in body]
     return body
+
+
+def _read_model(ep: Endpoint, response: httpx.Response, item: Any) -> Any:
+    """``item`` as the endpoint's model; a member the contract always sends missing is the server's fault."""
+    from pydantic import ValidationError
+
+    from .models import MODELS
+
+    model_cls = MODELS[ep.response.model or ""]
+    try:
+        return model_cls.model_validate(item)
+    except ValidationError as e:
+        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in e.errors()[:3])
+        _raise(exc.UnexpectedResponseError, f"the answer is not a valid {model_cls.__name__} ({problems})", ep,
+               response, ep.style, response.status_code, item)

@@ -41,8 +41,8 @@ def test_wait_until_done_reports_progress(server: Server, alice: Person, monkeyp
     assert final.status == "DONE" and final.progress_perc == 100 and 50 in seen
     assert client.processes.get_status(pid) == "DONE"
     assert client.processes.get_statuses([pid, "nope"]) == ["DONE", "ERROR"]
-    assert [p.process_obj_id for p in client.processes.list_by_workspace(ws)] == [pid]
-    assert client.processes.last_by_user()[0].process_obj_id == pid
+    assert [p.process_id for p in client.processes.list_by_workspace(ws)] == [pid]
+    assert client.processes.last_by_user()[0].process_id == pid
 
 
 def test_wait_raises_on_error(server: Server, alice: Person, monkeypatch) -> None:

@@ -522,7 +522,7 @@ def run_app(server: Server, owner: WasdiClient, admin: WasdiClient, app: Made) -
     for letter, rights in (("W", "write"), ("R", "read")):
         owner.call("workspaces.share_add", query={"workspace": workspace, "userId": USERS[letter], "rights": rights})
     run = owner.call("processors.run", query={"name": app, "workspace": workspace}, body='{"name": "matrix"}')
-    process_id = str(run.processing_identifier)
+    process_id = str(run.process_id)
     assert wait_for(server, process_id) == "DONE", f"the run of {app} failed: see its logs"
     assert owner.call("processors.count_logs", query={"processworkspace": process_id}) > 0
     return Made.of(process_id, parent=workspace)

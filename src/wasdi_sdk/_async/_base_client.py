@@ -106,7 +106,7 @@ class AsyncBaseClient:
         if base == self.base_url or ep.name not in WORKSPACE_NODE:
             return
         for item in result if isinstance(result, list) else [result]:
-            for name in ("processing_identifier", "process_obj_id", "string_value"):
+            for name in ("process_id", "string_value"):
                 value = getattr(item, name, None)
                 if isinstance(value, str) and value and (value not in ("DONE", "ERROR")):
                     self._remember(self._process_urls, value, base)

@@ -100,7 +100,7 @@ class ProcessorsResource(ProcessorStoreMethods, APIResource):
     # -- runs ----------------------------------------------------------------------------------------------
     def run(self, *, name: str, workspace: str, params: Parameters | None = None, parent: str | None = None,
             notify: bool | None = None, **options: Unpack[RequestOptions]) -> RunningProcessorViewModel:
-        """Queue a run of an app in a workspace with JSON parameters; ``processing_identifier`` is its process.
+        """Queue a run of an app in a workspace with JSON parameters; ``process_id`` is its process.
 
         A refused run (no access, unknown app or workspace, unpaid app ...) comes as status ERROR with a
         message and raises ``APIError`` carrying that message (the answer has no status to say more).
@@ -123,7 +123,7 @@ class ProcessorsResource(ProcessorStoreMethods, APIResource):
         """Run an app and wait for its end; the final process (``ProcessFailedError`` on ERROR or STOPPED
         unless ``raise_on_failure=False``, ``ProcessTimeoutError`` after ``timeout`` seconds)."""
         started = self.run(name=name, workspace=workspace, params=params)
-        return ProcessesResource(self._client).wait(str(started.processing_identifier), timeout=timeout,
+        return ProcessesResource(self._client).wait(str(started.process_id), timeout=timeout,
                                                     poll_interval=poll_interval, max_interval=2.0,
                                                     raise_on_failure=raise_on_failure, on_update=on_update)
 

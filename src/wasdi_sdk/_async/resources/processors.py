@@ -167,7 +167,7 @@ class AsyncProcessorsResource(AsyncProcessorStoreMethods, AsyncAPIResource):
         notify: bool | None = None,
         **options: Unpack[RequestOptions],
     ) -> RunningProcessorViewModel:
-        """Queue a run of an app in a workspace with JSON parameters; ``processing_identifier`` is its process.
+        """Queue a run of an app in a workspace with JSON parameters; ``process_id`` is its process.
 
         A refused run (no access, unknown app or workspace, unpaid app ...) comes as status ERROR with a
         message and raises ``APIError`` carrying that message (the answer has no status to say more).
@@ -223,7 +223,7 @@ class AsyncProcessorsResource(AsyncProcessorStoreMethods, AsyncAPIResource):
         unless ``raise_on_failure=False``, ``ProcessTimeoutError`` after ``timeout`` seconds)."""
         started = await self.run(name=name, workspace=workspace, params=params)
         return await AsyncProcessesResource(self._client).wait(
-            str(started.processing_identifier),
+            str(started.process_id),
             timeout=timeout,
             poll_interval=poll_interval,
             max_interval=2.0,
