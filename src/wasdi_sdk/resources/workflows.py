@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Unpack, cast, overload
 
 from .._resource import APIResource, RequestOptions
-from ..models import PrimitiveResult, SnapWorkflowViewModel, WorkflowSharingViewModel
+from ..models import PrimitiveResult, SnapWorkflowViewModel, StringResult, WorkflowSharingViewModel
 from .images import FileSource, Progress, download_to, upload_part
 
 
@@ -92,7 +92,7 @@ class WorkflowsResource(APIResource):
     def run(self, *, workspace: str, workflow_id: str, input_file_names: Sequence[str],
             input_node_names: Sequence[str] | None = None, output_file_names: Sequence[str] | None = None,
             output_node_names: Sequence[str] | None = None, template_params: Mapping[str, Any] | None = None,
-            parent: str | None = None, **options: Unpack[RequestOptions]) -> PrimitiveResult:
+            parent: str | None = None, **options: Unpack[RequestOptions]) -> StringResult:
         """Run a workflow on files of ``workspace``; ``string_value`` is the GRAPH process id.
 
         Input files pair with ``input_node_names`` in order (default: the workflow's Read nodes); output
@@ -106,7 +106,7 @@ class WorkflowsResource(APIResource):
             output_file_names=list(output_file_names) if output_file_names else None,
             output_node_names=list(output_node_names) if output_node_names else None,
             template_params=dict(template_params) if template_params else None)
-        return cast(PrimitiveResult, self._call("workflows.run", query={"workspace": workspace, "parent": parent},
+        return cast(StringResult, self._call("workflows.run", query={"workspace": workspace, "parent": parent},
                                                 body=body, **options))
 
     @overload

@@ -8,6 +8,7 @@ from typing import Unpack, cast
 from .._resource import APIResource, RequestOptions
 from ..models import (
     PrimitiveResult,
+    StringResult,
     WorkspaceEditorViewModel,
     WorkspaceListInfoViewModel,
     WorkspaceSharingViewModel,
@@ -27,9 +28,9 @@ class WorkspacesResource(APIResource):
                                                          **options))
 
     def create(self, *, name: str | None = None, node: str | None = None,
-               **options: Unpack[RequestOptions]) -> PrimitiveResult:
+               **options: Unpack[RequestOptions]) -> StringResult:
         """Create a workspace; ``string_value`` is its id.  A taken name gets a ``(n)`` suffix."""
-        return cast(PrimitiveResult, self._call("workspaces.create", query={"name": name, "node": node}, **options))
+        return cast(StringResult, self._call("workspaces.create", query={"name": name, "node": node}, **options))
 
     def update(self, workspace: WorkspaceEditorViewModel,
                **options: Unpack[RequestOptions]) -> WorkspaceEditorViewModel:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Unpack, cast, overload
 
 from ..._resource import RequestOptions
-from ...models import PrimitiveResult, SnapWorkflowViewModel, WorkflowSharingViewModel
+from ...models import PrimitiveResult, SnapWorkflowViewModel, StringResult, WorkflowSharingViewModel
 from ...resources.images import FileSource, Progress, upload_part
 from .._resource import AsyncAPIResource
 from .images import download_to
@@ -146,7 +146,7 @@ class AsyncWorkflowsResource(AsyncAPIResource):
         template_params: Mapping[str, Any] | None = None,
         parent: str | None = None,
         **options: Unpack[RequestOptions],
-    ) -> PrimitiveResult:
+    ) -> StringResult:
         """Run a workflow on files of ``workspace``; ``string_value`` is the GRAPH process id.
 
         Input files pair with ``input_node_names`` in order (default: the workflow's Read nodes); output
@@ -163,7 +163,7 @@ class AsyncWorkflowsResource(AsyncAPIResource):
             template_params=dict(template_params) if template_params else None,
         )
         return cast(
-            PrimitiveResult,
+            StringResult,
             await self._call("workflows.run", query={"workspace": workspace, "parent": parent}, body=body, **options),
         )
 

@@ -8,7 +8,13 @@ import builtins
 from typing import Unpack, cast
 
 from ..._resource import RequestOptions
-from ...models import PrimitiveResult, WorkspaceEditorViewModel, WorkspaceListInfoViewModel, WorkspaceSharingViewModel
+from ...models import (
+    PrimitiveResult,
+    StringResult,
+    WorkspaceEditorViewModel,
+    WorkspaceListInfoViewModel,
+    WorkspaceSharingViewModel,
+)
 from .._resource import AsyncAPIResource
 
 
@@ -29,11 +35,9 @@ class AsyncWorkspacesResource(AsyncAPIResource):
 
     async def create(
         self, *, name: str | None = None, node: str | None = None, **options: Unpack[RequestOptions]
-    ) -> PrimitiveResult:
+    ) -> StringResult:
         """Create a workspace; ``string_value`` is its id.  A taken name gets a ``(n)`` suffix."""
-        return cast(
-            PrimitiveResult, await self._call("workspaces.create", query={"name": name, "node": node}, **options)
-        )
+        return cast(StringResult, await self._call("workspaces.create", query={"name": name, "node": node}, **options))
 
     async def update(
         self, workspace: WorkspaceEditorViewModel, **options: Unpack[RequestOptions]
