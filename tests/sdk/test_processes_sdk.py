@@ -68,7 +68,7 @@ def test_payload_round_trip_and_stop(server: Server, alice: Person, monkeypatch)
     client.processes.stop(pid)
     assert client.wait_for_process(pid, raise_on_failure=False, poll_interval=0.05).status == "STOPPED"
     with pytest.raises(EmptyResultError):
-        server.sdk().processes.get_payload(pid)
+        server.sdk(token="not-a-session").processes.get_payload(pid)
 
 
 BASE = "http://wasdi.test"

@@ -12,6 +12,7 @@ from typing import Unpack, cast
 from .._resource import APIResource, RequestOptions
 from ..models import GeorefProductViewModel, MetadataViewModel, PrimitiveResult, ProductViewModel
 from .images import FileSource, Progress, upload_part
+from .workspaces import WorkspacesResource
 
 Products = builtins.list[GeorefProductViewModel]
 
@@ -37,9 +38,19 @@ class ProductsResource(APIResource):
                                                   query={"name": name, "workspace": workspace}, **options))
 
     def list(self, workspace: str, **options: Unpack[RequestOptions]) -> Products:
-        """Products of a workspace with bbox, style and description (an empty list is a valid answer, and
-        also what an inaccessible workspace gives)."""
-        return cast(Products, self._call("products.list", query={"workspace": workspace}, **options))
+        """Products of a workspace, given by its id or its name, with bbox, style and description.
+
+        An empty list is a valid answer (an empty workspace).  The service answers an unknown workspace with an
+        empty list too, so then the SDK looks ``workspace`` up (``client.workspaces.resolve``): a name is read
+        as the workspace so named, and neither an id nor a name is a ``NotFoundError`` naming it.
+        """
+        found = cast(Products, self._call("products.list", query={"workspace": workspace}, **options))
+        if found:
+            return found
+        workspace_id = WorkspacesResource(self._client).resolve(workspace, **options)
+        if workspace_id == workspace:
+            return found
+        return cast(Products, self._call("products.list", query={"workspace": workspace_id}, **options))
 
     def list_light(self, workspace: str, **options: Unpack[RequestOptions]) -> Products:
         """Products of a workspace with their names and bbox only."""

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Unpack, cast, overload
 
+from .._lookup import find_one
 from .._resource import APIResource, RequestOptions
 from ..models import PrimitiveResult, SnapWorkflowViewModel, StringResult, WorkflowSharingViewModel
 from .images import FileSource, Progress, download_to, upload_part
@@ -53,6 +54,13 @@ class WorkflowsResource(APIResource):
         """Change a workflow's name, description and/or visibility (what is left out stays)."""
         self._call("workflows.update_params", query={"workflowid": workflowid, "name": name,
                                                      "description": description, "public": public}, **options)
+
+    def find(self, name: str, **options: Unpack[RequestOptions]) -> SnapWorkflowViewModel:
+        """The workflow named ``name`` among those the user sees (``NotFoundError`` naming it when there is
+        none)."""
+        listed = self.list(**options)
+        return find_one(listed, name, name_of=lambda w: w.name, id_of=lambda w: w.workflow_id, noun="workflow",
+                        call=f"client.workflows.find({name!r})")
 
     def list(self, **options: Unpack[RequestOptions]) -> builtins.list[SnapWorkflowViewModel]:
         """Workflows the user owns, that are public, or that are shared with them.

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Unpack, cast, overload
 
+from ..._lookup import find_one
 from ..._resource import RequestOptions
 from ...models import PrimitiveResult, SnapWorkflowViewModel, StringResult, WorkflowSharingViewModel
 from ...resources.images import FileSource, Progress, upload_part
@@ -85,6 +86,19 @@ class AsyncWorkflowsResource(AsyncAPIResource):
             "workflows.update_params",
             query={"workflowid": workflowid, "name": name, "description": description, "public": public},
             **options,
+        )
+
+    async def find(self, name: str, **options: Unpack[RequestOptions]) -> SnapWorkflowViewModel:
+        """The workflow named ``name`` among those the user sees (``NotFoundError`` naming it when there is
+        none)."""
+        listed = await self.list(**options)
+        return find_one(
+            listed,
+            name,
+            name_of=lambda w: w.name,
+            id_of=lambda w: w.workflow_id,
+            noun="workflow",
+            call=f"client.workflows.find({name!r})",
         )
 
     async def list(self, **options: Unpack[RequestOptions]) -> builtins.list[SnapWorkflowViewModel]:
