@@ -44,11 +44,11 @@ def main() -> None:
             if args.deploy:
                 with tempfile.TemporaryDirectory() as scratch:
                     bundle = zipped(args.deploy, Path(scratch) / f"{args.app}.zip")
-                    deploy = client.processors.upload(bundle, name=args.app, workspace=workspace, force=True)
+                    deploy = client.apps.upload(bundle, name=args.app, workspace=workspace, force=True)
                 client.processes.wait(deploy.string_value or "", poll_interval=0.5, timeout=600)
                 print(f"deployed {args.app}")
             before = set(client.products.list_names(workspace))
-            done = client.processors.run_and_wait(name=args.app, workspace=workspace,
+            done = client.apps.run_and_wait(name=args.app, workspace=workspace,
                                                   params=json.loads(args.params), timeout=600)
             payload = client.processes.get_payload(done.process_id)
             print(f"run {done.process_id} {done.status}; payload {payload}")
