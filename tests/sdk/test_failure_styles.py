@@ -303,7 +303,7 @@ def test_a_workspaces_calls_and_its_processes_calls_go_to_its_node(client: Wasdi
         "processorId": "a", "name": "hello", "processingIdentifier": "p1", "status": "CREATED"}))
     status = respx.get(f"{NODE}/process/getstatusbyid").mock(return_value=httpx.Response(200, text="DONE"))
     on_main = respx.get(f"{BASE}/process/getstatusbyid").mock(return_value=httpx.Response(200, text="ERROR"))
-    listing = respx.get(f"{BASE}/product/byws").mock(return_value=httpx.Response(200, json=[]))
+    listing = respx.get(f"{BASE}/product/byws").mock(return_value=httpx.Response(200, json=[{"fileName": "a.tif"}]))
     assert client.processors.run(name="hello", workspace="w2").process_id == "p1"
     assert client.processes.get_status("p1") == "DONE"  # learnt from the node's answer
     assert client.processes.get_status("unknown") == "ERROR"  # a process the client never saw: the base URL
