@@ -232,6 +232,7 @@ REQUIRED: dict[str, set[str]] = {
     "StyleViewModel": {"style_id", "name"},
     "OrganizationListViewModel": {"organization_id", "name"},
     "StringResult": {"string_value"},
+    "GeorefProductViewModel": {"file_name"},
 }
 
 # Extra spellings accepted on input only: the original server's ``public`` for ``isPublic`` (gaps §0.5) and

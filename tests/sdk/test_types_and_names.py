@@ -13,6 +13,7 @@ import wasdi_sdk
 from wasdi_sdk import AsyncWasdiClient, UnexpectedResponseError, WasdiClient
 from wasdi_sdk.catalog import endpoint
 from wasdi_sdk.models import (
+    GeorefProductViewModel,
     ProcessorLogViewModel,
     ProcessWorkspaceViewModel,
     RunningProcessorViewModel,
@@ -33,6 +34,7 @@ def test_the_fields_every_answer_carries_are_not_optional() -> None:
     assert get_type_hints(WorkspaceListInfoViewModel)["name"] is str
     assert get_type_hints(RunningProcessorViewModel)["process_id"] is str
     assert get_type_hints(StringResult)["string_value"] is str
+    assert get_type_hints(GeorefProductViewModel)["file_name"] is str
     # what a request may leave out stays optional (the editor model is also the body of an update)
     assert get_type_hints(WorkspaceEditorViewModel)["name"] == str | None
     assert get_type_hints(ProcessWorkspaceViewModel)["payload"] == str | None
