@@ -28,6 +28,7 @@ from wasdi_sdk.models import (
     RegistrationInfoViewModel,
     UserViewModel,
 )
+from wasdi_sdk.models.events import BrokerAddress
 
 BASE = "http://wasdi.test"
 
@@ -131,6 +132,7 @@ def test_secrets_are_in_no_repr(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         repr(LoginInfo(user_id="me", user_password="pw-secret-1", google_id_token="tok-secret-3")),
         repr(RegistrationInfoViewModel(user_id="me", password="pw-secret-1", optional_validation_token="tok-secret-3")),
         repr(ChangeUserPasswordViewModel(current_password="pw-secret-1", new_password="pw-secret-1")),
+        repr(BrokerAddress(url="ws://broker", login="guest", passcode="pw-secret-1", session_as_passcode=False)),
     ]
     config = tmp_path / "config.json"
     config.write_text(json.dumps({"USER": "me", "PASSWORD": "pw-secret-1", "BASEURL": BASE,
