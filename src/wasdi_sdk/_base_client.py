@@ -31,6 +31,8 @@ RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 MAIN_NODE = "wasdi"
 LOG_IN_FIRST = ("call client.auth.login(user, password) first (or give the client session_token=..., or make it "
                 "with from_config())")
+CLIENT_GROUPS = {"processors": "apps"}
+"""The client's name of a catalogue group where the two differ (``client.apps`` is the processors group)."""
 MAX_REMEMBERED = 10_000
 """Workspace and process addresses kept per client (the oldest forgotten first)."""
 
@@ -266,7 +268,7 @@ class BaseClient:
 def describe_call(ep: Endpoint, arguments: Mapping[str, Any]) -> str:
     """``client.workspaces.get(workspace='no-such-id')``: the call as its user wrote it (query arguments only)."""
     shown = ", ".join(f"{p.python_name}={arguments[p.name]!r}" for p in ep.query if arguments.get(p.name) is not None)
-    return f"client.{ep.group}.{ep.operation}({shown})"
+    return f"client.{CLIENT_GROUPS.get(ep.group, ep.group)}.{ep.operation}({shown})"
 
 
 def _called(ep: Endpoint, response: httpx.Response) -> str:
@@ -387,8 +389,11 @@ def parse_response(ep: Endpoint, response: httpx.Response) -> Any:
                        response, ep.style, ep.failure.meaning, body)
             _nothing(ep, response, f"a {ep.response.model} with no {id_field}", body)
         if kind is FailureKind.RUNNING_ERROR and body.get("status") == "ERROR":
-            _raise(exc.APIError, str(body.get("message") or "the service refused the request"), ep, response,
-                   ep.style, None, body)
+            from .messages import explain
+
+            said, code = explain(str(body.get("message") or "the service refused the request"))
+            raise exc.APIError(f"{said} ({_called(ep, response)})", style=ep.style, body=body, response=response,
+                               endpoint=ep.name, code=code)
         return _read_model(ep, response, body)
     if rkind is ResponseKind.MODEL_LIST:
         if not isinstance(body, list):

@@ -93,6 +93,14 @@ def test_find_by_name_returns_the_one_or_names_what_was_asked(server: Server, al
             find("nope")
 
 
+def test_a_refused_run_names_the_call(server: Server, alice: Person) -> None:
+    client = server.sdk(alice)
+    ws_id = client.workspaces.create(name="runs").string_value
+    with pytest.raises(APIError, match=rf"Processors not found helo \(client\.apps\.run\(name='helo', "
+                                       rf"workspace='{ws_id}'\)\)"):
+        client.apps.run(name="helo", workspace=ws_id)
+
+
 @respx.mock
 def test_several_things_with_the_name_asked_is_a_conflict_listing_their_ids() -> None:
     respx.get(f"{BASE}{endpoint('workspaces.list').path}").mock(return_value=httpx.Response(200, json=[
