@@ -152,7 +152,8 @@ def test_connection_refused_raises_api_connection_error() -> None:
 
 def test_connection_refused_after_retries(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(WasdiClient, "_backoff", staticmethod(lambda attempt: 0.0))
-    client = WasdiClient(base_url=f"http://127.0.0.1:{closed_port()}", max_retries=2, timeout=5)
+    client = WasdiClient(base_url=f"http://127.0.0.1:{closed_port()}", max_retries=2, timeout=5,
+                         session_token="any")
     with client, pytest.raises(APIConnectionError):
         client.workspaces.list()
 
