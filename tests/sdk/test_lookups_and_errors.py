@@ -124,6 +124,10 @@ def test_products_list_reads_a_workspace_name_as_that_workspace() -> None:
         assert [p.file_name for p in client.products.list("w1")] == ["scene.tif"]
         with pytest.raises(NotFoundError, match=r"no workspace 'Rome', by id or by name"):
             client.products.list("Rome")
+        names = respx.get(f"{BASE}{endpoint('products.list_names').path}")
+        names.side_effect = lambda request: httpx.Response(200, json=["scene.tif"] if request.url.params["workspace"]
+                                                           == "w1" else [])
+        assert client.products.list_names("Turin 2024") == ["scene.tif"]
 
 
 def test_products_list_of_an_empty_workspace_is_an_empty_list(server: Server, alice: Person) -> None:
