@@ -33,7 +33,7 @@ def main() -> None:
             except APIError as e:
                 print(f"could not share: {e.message}")
         for item in client.workspaces.list():
-            print(f"  {item.workspace_id}  {item.workspace_name:30} {item.owner_user_id}")
+            print(f"  {item.workspace_id}  {item.name:30} {item.owner_user_id}")
         client.workspaces.delete(ws_id)
         client.auth.logout()
 

@@ -44,14 +44,14 @@ def main() -> None:
             if args.deploy:
                 with tempfile.TemporaryDirectory() as scratch:
                     bundle = zipped(args.deploy, Path(scratch) / f"{args.app}.zip")
-                    deploy = client.processors.upload(bundle, name=args.app, workspace=workspace, force=True)
+                    deploy = client.apps.upload(bundle, name=args.app, workspace=workspace, force=True)
                 client.processes.wait(deploy.string_value or "", poll_interval=0.5, timeout=600)
                 print(f"deployed {args.app}")
             before = set(client.products.list_names(workspace))
-            done = client.processors.run_and_wait(name=args.app, workspace=workspace,
+            done = client.apps.run_and_wait(name=args.app, workspace=workspace,
                                                   params=json.loads(args.params), timeout=600)
-            payload = client.processes.get_payload(done.process_obj_id or "")
-            print(f"run {done.process_obj_id} {done.status}; payload {payload}")
+            payload = client.processes.get_payload(done.process_id)
+            print(f"run {done.process_id} {done.status}; payload {payload}")
             for name in sorted(set(client.products.list_names(workspace)) - before):
                 path = client.files.download(name, workspace, args.out)
                 print(f"output {name} -> {path}: {path.read_text(errors='replace').strip()[:80]!r}")

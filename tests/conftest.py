@@ -88,9 +88,11 @@ class Server:
         assert isinstance(mailer, MaildirMailer)
         return mailer.messages()
 
-    def sdk(self, who: Person | None = None) -> WasdiClient:
+    def sdk(self, who: Person | None = None, *, token: str | None = None) -> WasdiClient:
+        """A client of the app, logged in as ``who``, or holding ``token`` (a session the server does not know,
+        to see how it answers one), or neither (the SDK then refuses calls that need a session)."""
         transport = httpx.WSGITransport(app=self.app)
-        return WasdiClient(base_url="http://testserver", session_token=who.token if who else None,
+        return WasdiClient(base_url="http://testserver", session_token=who.token if who else token,
                            http_client=httpx.Client(transport=transport, base_url="http://testserver"),
                            max_retries=0)
 

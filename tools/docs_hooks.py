@@ -6,6 +6,7 @@
   ``/openapi.json``, built by the same function, rendered operation by operation;
 - ``reference/sdk/...``: mkdocstrings directives for the clients, the exceptions, the helpers and one page per
   group of the catalogue (the nav's "Groups" entry is expanded to them here);
+- ``reference/sdk/wire-names.md``: every model's wire names and Python names, from the models;
 - ``figures.md``: the README's "Figures" section, so the table is written once.
 
 Nothing generated is checked in, so nothing generated can be stale; ``mkdocs build --strict`` (run by
@@ -82,6 +83,44 @@ def sdk_pages() -> dict[str, str]:
     return pages
 
 
+def wire_names() -> list[tuple[str, str, str, str, bool]]:
+    """(model, wire name, Python name, Python type, always sent) of every field of every model."""
+    from wasdi_sdk.models import MODELS
+
+    rows = []
+    for model, cls in sorted(MODELS.items()):
+        for attr, field in cls.model_fields.items():
+            wire = field.serialization_alias or field.alias or attr
+            shown = str(field.annotation).replace("typing.", "").replace("<class '", "").replace("'>", "")
+            rows.append((model, wire, attr, shown, field.is_required()))
+    return rows
+
+
+def wire_names_page() -> str:
+    """The table of every wire name and its Python name, from the models themselves at each build."""
+    from pydantic.alias_generators import to_camel
+
+    rows = wire_names()
+    renamed = [row for row in rows if to_camel(row[2]) != row[1]]
+    out = ["# Wire names and Python names", "",
+           "The service speaks camelCase (`workspaceId`); the SDK's models give each member a snake_case attribute "
+           "(`workspace_id`), the wire name in snake case, except the few renamed so that one thing has one name "
+           "everywhere (a process id is always `process_id`, a workspace's name always `name`). Models read both "
+           "spellings; `model.to_wire()` and the CLI's `--json` give the wire names. The column Always sent marks the "
+           "members every successful answer carries: their Python type is not Optional. Generated from "
+           "`wasdi_sdk.models` at every build of this site.", "",
+           "## Renamed", "", "| Model | Wire name | Python name |", "|---|---|---|"]
+    out += [f"| `{model}` | `{wire}` | `{attr}` |" for model, wire, attr, _, _ in renamed]
+    out += ["", "## Every model", ""]
+    current = ""
+    for model, wire, attr, shown, required in rows:
+        if model != current:
+            current = model
+            out += ["", f"### {model}", "", "| Wire name | Python name | Type | Always sent |", "|---|---|---|---|"]
+        out.append(f"| `{wire}` | `{attr}` | `{_cell(shown)}` | {'yes' if required else ''} |")
+    return "\n".join(out) + "\n"
+
+
 def _cell(text: Any) -> str:
     return str(text or "").replace("|", "\\|").replace("\n", " ")
 
@@ -146,6 +185,7 @@ def generated_pages() -> dict[str, str]:
         "reference/cli.md": typer_docs("wasdi_cli.main", "wasdi"),
         "reference/server-cli.md": typer_docs("wasdi_server.cli", "wasdi-server"),
         **sdk_pages(),
+        "reference/sdk/wire-names.md": wire_names_page(),
         **openapi_pages(),
         "figures.md": figures_page(),
     }

@@ -68,5 +68,5 @@ def _found(fetch: Callable[[str], object], value: str) -> bool:
 
 def named(resource_id: str, entry: Any) -> str:
     """``'name' (id)`` when the entry has a name, else the id."""
-    name = getattr(entry, "name", None) or getattr(entry, "workspace_name", None)
+    name = getattr(entry, "name", None)
     return f"'{name}' ({resource_id})" if name else resource_id

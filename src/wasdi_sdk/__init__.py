@@ -4,12 +4,11 @@ Names are imported on first use (module ``__getattr__``), so ``import wasdi_sdk`
 and CLI, which import parts of it) does not pay for httpx, pydantic and the models until needed.
 """
 
-from __future__ import annotations
+import importlib as _importlib
+import typing as _typing
 
-import importlib
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
+# Only what a user imports is public: the helpers above are underscored, and ``dir()`` lists ``__all__``.
+if _typing.TYPE_CHECKING:
     from ._async import AsyncWasdiClient
     from ._base_client import DEFAULT_BASE_URL, RawResponse
     from ._client import WasdiClient
@@ -23,10 +22,12 @@ if TYPE_CHECKING:
         EmptyResultError,
         NoContentError,
         NotFoundError,
+        NotLoggedInError,
         NotModifiedError,
         PermissionDeniedError,
         ServerError,
         UnexpectedResponseError,
+        UnknownIdError,
         WasdiError,
     )
     from .config import WasdiConfig, load_config
@@ -40,8 +41,8 @@ _WHERE: dict[str, str] = {
     "WasdiClient": "._client", "AsyncWasdiClient": "._async",
     **dict.fromkeys([
         "APIConnectionError", "APIError", "APITimeoutError", "AuthenticationError", "BadRequestError",
-        "ConflictError", "EmptyResultError", "NoContentError", "NotFoundError", "NotModifiedError",
-        "PermissionDeniedError", "ServerError", "UnexpectedResponseError", "WasdiError",
+        "ConflictError", "EmptyResultError", "NoContentError", "NotFoundError", "NotLoggedInError", "NotModifiedError",
+        "PermissionDeniedError", "ServerError", "UnexpectedResponseError", "UnknownIdError", "WasdiError",
     ], "._exceptions"),
     "WasdiConfig": ".config", "load_config": ".config",
     "ProcessFailedError": ".helpers", "ProcessTimeoutError": ".helpers", "wait_for_process": ".helpers",
@@ -50,17 +51,17 @@ _WHERE: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _typing.Any:
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
+    value = getattr(_importlib.import_module(module, __name__), name)
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_WHERE])
+    return sorted(__all__)
 
 
 __version__ = "0.1.0"
@@ -76,6 +77,7 @@ __all__ = [
     "EmptyResultError",
     "NoContentError",
     "NotFoundError",
+    "NotLoggedInError",
     "NotModifiedError",
     "PermissionDeniedError",
     "ProcessFailedError",
@@ -83,6 +85,7 @@ __all__ = [
     "RawResponse",
     "ServerError",
     "UnexpectedResponseError",
+    "UnknownIdError",
     "WasdiClient",
     "WasdiConfig",
     "WasdiError",

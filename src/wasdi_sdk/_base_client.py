@@ -29,6 +29,10 @@ DEFAULT_MAX_RETRIES = 2
 SESSION_HEADER = "x-session-token"
 RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 MAIN_NODE = "wasdi"
+LOG_IN_FIRST = ("call client.auth.login(user, password) first (or give the client session_token=..., or make it "
+                "with from_config())")
+CLIENT_GROUPS = {"processors": "apps"}
+"""The client's name of a catalogue group where the two differ (``client.apps`` is the processors group)."""
 MAX_REMEMBERED = 10_000
 """Workspace and process addresses kept per client (the oldest forgotten first)."""
 
@@ -128,7 +132,7 @@ class BaseClient:
         if base == self.base_url or ep.name not in WORKSPACE_NODE:
             return
         for item in result if isinstance(result, list) else [result]:
-            for name in ("processing_identifier", "process_obj_id", "string_value"):
+            for name in ("process_id", "string_value"):
                 value = getattr(item, name, None)
                 if isinstance(value, str) and value and value not in ("DONE", "ERROR"):
                     self._remember(self._process_urls, value, base)
@@ -168,6 +172,9 @@ class BaseClient:
         headers = dict(self._default_headers)
         if self.session_token and ep.auth is not Auth.PUBLIC:
             headers[SESSION_HEADER] = self.session_token
+        elif ep.auth is not Auth.PUBLIC and not self._has_credentials(headers, extra_headers, extra_query):
+            raise exc.NotLoggedInError(f"not logged in: {describe_call(ep, dict(query or {}))} needs a session; "
+                                       f"{LOG_IN_FIRST}", endpoint=ep.name)
         content: bytes | None = None
         data: dict[str, str] | None = None
         send_files: dict[str, Any] | None = None
@@ -192,6 +199,13 @@ class BaseClient:
         return self._http.build_request(
             ep.method, base + url_path, params=params, headers=headers, content=content,
             data=data, files=send_files, timeout=self.timeout if timeout is None else timeout)
+
+    def _has_credentials(self, headers: Mapping[str, str], extra_headers: Mapping[str, str] | None,
+                         extra_query: Mapping[str, Any] | None) -> bool:
+        """Whether a request carries a session some other way than ``session_token``: a header the caller set
+        (here or on their own ``http_client``), a ``token`` query parameter, or the HTTP client's cookies."""
+        given = {name.lower() for name in [*headers, *(extra_headers or {}), *self._http.headers]}
+        return SESSION_HEADER in given or bool((extra_query or {}).get("token")) or bool(self._http.cookies)
 
     def send(self, ep: Endpoint, request: httpx.Request, *, stream: bool = False) -> httpx.Response:
         """Send with retries where that is safe: connection errors, 408/429/5xx, idempotent calls."""
@@ -251,6 +265,39 @@ class BaseClient:
 
 
 # -- reading answers -------------------------------------------------------------------------
+def describe_call(ep: Endpoint, arguments: Mapping[str, Any]) -> str:
+    """``client.workspaces.get(workspace='no-such-id')``: the call as its user wrote it (query arguments only)."""
+    shown = ", ".join(f"{p.python_name}={arguments[p.name]!r}" for p in ep.query if arguments.get(p.name) is not None)
+    return f"client.{CLIENT_GROUPS.get(ep.group, ep.group)}.{ep.operation}({shown})"
+
+
+def _called(ep: Endpoint, response: httpx.Response) -> str:
+    try:
+        params = response.request.url.params
+    except RuntimeError:  # a response built by hand, with no request
+        return describe_call(ep, {})
+    return describe_call(ep, {name: params.get(name) for name in params})
+
+
+def _nothing(ep: Endpoint, response: httpx.Response, what: str, body: Any) -> None:
+    """The style-C answer ``what`` (null, -1, a model with no id): for a read of one thing named by the caller,
+    ``UnknownIdError`` naming it; where the contract says null means a bad session, ``AuthenticationError``;
+    else ``EmptyResultError``.  Each message names the call and its arguments."""
+    call = _called(ep, response)
+    if body is None and ep.failure.session_failure is FailureKind.NULL:
+        _raise(exc.AuthenticationError, f"{call}: the session is not valid any more (the service answered null): "
+               "log in again", ep, response, Style.EMPTY, None, body)
+    named = [p for p in ep.query if p.required]
+    if not ep.mutates and ep.response.kind is ResponseKind.MODEL and named:
+        try:
+            given = response.request.url.params.get(named[0].name)
+        except RuntimeError:
+            given = None
+        _raise(exc.UnknownIdError, f"nothing for {named[0].python_name}={given!r}: it does not exist, or this user "
+               f"may not read it ({call} answered {what})", ep, response, Style.EMPTY, None, body)
+    _raise(exc.EmptyResultError, f"{call} answered {what}", ep, response, Style.EMPTY, None, body)
+
+
 def _decode_json(ep: Endpoint, response: httpx.Response) -> Any:
     text = response.text
     if not text.strip():
@@ -302,7 +349,7 @@ def parse_response(ep: Endpoint, response: httpx.Response) -> Any:
         _primitive_failure(ep, response, body)
     if status == 204 and ep.style is Style.EMPTY:
         # The original server answers 204 where the contract says "200 with null".
-        _raise(exc.EmptyResultError, "the service returned no result", ep, response, Style.EMPTY, status, None)
+        _nothing(ep, response, "nothing (204)", None)
     if status == 204:
         if ep.response.kind is ResponseKind.EMPTY:
             return None
@@ -320,7 +367,7 @@ def parse_response(ep: Endpoint, response: httpx.Response) -> Any:
         content_type = response.headers.get("content-type", "")
         is_json_null = text.strip() == "null" and content_type.startswith("application/json")
         if kind is FailureKind.NULL and (not text or is_json_null):
-            _raise(exc.EmptyResultError, "the service returned no result", ep, response, Style.EMPTY, status, text)
+            _nothing(ep, response, "null", text)
         return text
     body = _decode_json(ep, response)
     if kind in (FailureKind.PRIMITIVE, FailureKind.PRIMITIVE_WITH_STATUS):
@@ -328,29 +375,44 @@ def parse_response(ep: Endpoint, response: httpx.Response) -> Any:
     if body is None:
         if rkind in (ResponseKind.MODEL_LIST, ResponseKind.STRING_LIST) and kind is FailureKind.EMPTY_LIST:
             return []
-        _raise(exc.EmptyResultError, "the service returned no result", ep, response, Style.EMPTY, status, None)
+        _nothing(ep, response, "null", None)
     if kind is FailureKind.MINUS_ONE and body == -1:
-        _raise(exc.EmptyResultError, "the service returned -1", ep, response, Style.EMPTY, status, body)
+        _nothing(ep, response, "-1", body)
     if rkind is ResponseKind.MODEL:
         if not isinstance(body, dict):
             _raise(exc.UnexpectedResponseError, f"expected an object, got {type(body).__name__}", ep, response,
                    ep.style, status, body)
         id_field = ep.failure.id_field
         if kind in (FailureKind.INVALID_USER, FailureKind.DEFAULT_MODEL) and id_field and not body.get(id_field):
-            cls = exc.error_class_for(ep.failure.meaning) if ep.failure.meaning else exc.EmptyResultError
-            _raise(cls, f"the service returned no {id_field}", ep, response, ep.style, ep.failure.meaning, body)
+            if ep.failure.meaning:
+                _raise(exc.error_class_for(ep.failure.meaning), f"{_called(ep, response)} answered no {id_field}", ep,
+                       response, ep.style, ep.failure.meaning, body)
+            _nothing(ep, response, f"a {ep.response.model} with no {id_field}", body)
         if kind is FailureKind.RUNNING_ERROR and body.get("status") == "ERROR":
-            _raise(exc.APIError, str(body.get("message") or "the service refused the request"), ep, response,
-                   ep.style, None, body)
-        from .models import MODELS
+            from .messages import explain
 
-        return MODELS[ep.response.model or ""].model_validate(body)
+            said, code = explain(str(body.get("message") or "the service refused the request"))
+            raise exc.APIError(f"{said} ({_called(ep, response)})", style=ep.style, body=body, response=response,
+                               endpoint=ep.name, code=code)
+        return _read_model(ep, response, body)
     if rkind is ResponseKind.MODEL_LIST:
         if not isinstance(body, list):
             _raise(exc.UnexpectedResponseError, f"expected a list, got {type(body).__name__}", ep, response,
                    ep.style, status, body)
-        from .models import MODELS
-
-        model_cls = MODELS[ep.response.model or ""]
-        return [model_cls.model_validate(item) for item in body]
+        return [_read_model(ep, response, item) for item in body]
     return body
+
+
+def _read_model(ep: Endpoint, response: httpx.Response, item: Any) -> Any:
+    """``item`` as the endpoint's model; a member the contract always sends missing is the server's fault."""
+    from pydantic import ValidationError
+
+    from .models import MODELS
+
+    model_cls = MODELS[ep.response.model or ""]
+    try:
+        return model_cls.model_validate(item)
+    except ValidationError as e:
+        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in e.errors()[:3])
+        _raise(exc.UnexpectedResponseError, f"the answer is not a valid {model_cls.__name__} ({problems})", ep,
+               response, ep.style, response.status_code, item)

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from functools import cached_property
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Self
 
-from ._base_client import BaseClient
+import httpx
+
+from ._base_client import DEFAULT_MAX_RETRIES, BaseClient
 from .config import WasdiConfig, load_config
 
 if TYPE_CHECKING:  # each group's module (and the models it uses) is imported when the group is first used
+    from .helpers import Sleep
     from .models import GeorefProductViewModel, ProcessWorkspaceViewModel
     from .resources import (
         AdminResource,
@@ -38,6 +42,7 @@ if TYPE_CHECKING:  # each group's module (and the models it uses) is imported wh
         WorkflowsResource,
         WorkspacesResource,
     )
+    from .resources.images import FileSource, Progress
 
 
 class WasdiClient(BaseClient):
@@ -62,11 +67,18 @@ class WasdiClient(BaseClient):
         return AuthResource(self)
 
     @cached_property
-    def processors(self) -> ProcessorsResource:
-        """/processors: apps: upload, deploy, run, logs, files and UI; the store, sharing and payments."""
+    def apps(self) -> ProcessorsResource:
+        """/processors: apps: upload, deploy, run, logs, files and UI; the store, sharing and payments.
+
+        The CLI's word (``wasdi apps``); ``client.processors`` is the same object, under the contract's word."""
         from .resources.processors import ProcessorsResource
 
         return ProcessorsResource(self)
+
+    @property
+    def processors(self) -> ProcessorsResource:
+        """``client.apps``, under the contract's word (``/processors``)."""
+        return self.apps
 
     @cached_property
     def param_templates(self) -> ParamTemplatesResource:
@@ -222,21 +234,36 @@ class WasdiClient(BaseClient):
 
         return WorkspacesResource(self)
 
-    def wait_for_process(self, process_id: str, **kwargs: Any) -> ProcessWorkspaceViewModel:
+    def wait_for_process(self, process_id: str, *, timeout: float | None = None, poll_interval: float = 1.0,
+                         max_interval: float = 10.0, raise_on_failure: bool = True,
+                         on_update: Callable[[ProcessWorkspaceViewModel], None] | None = None,
+                         sleep: Sleep | None = None) -> ProcessWorkspaceViewModel:
         """Wait until a process is DONE (or raise on ERROR/STOPPED); see ``client.processes.wait``."""
-        return self.processes.wait(process_id, **kwargs)
+        return self.processes.wait(process_id, timeout=timeout, poll_interval=poll_interval,
+                                   max_interval=max_interval, raise_on_failure=raise_on_failure,
+                                   on_update=on_update, sleep=sleep)
 
-    def upload_and_ingest(self, workspace: str, file: Any, **kwargs: Any) -> GeorefProductViewModel:
+    def upload_and_ingest(self, workspace: str, file: FileSource, *, name: str | None = None,
+                          style: str | None = None, platform: str | None = None, timeout: float | None = None,
+                          poll_interval: float = 0.5, on_progress: Progress | None = None,
+                          on_update: Callable[[ProcessWorkspaceViewModel], None] | None = None,
+                          ) -> GeorefProductViewModel:
         """Upload a file and wait until it is a product; see ``wasdi_sdk.transfer.upload_and_ingest``."""
         from .transfer import upload_and_ingest
 
-        return upload_and_ingest(self, workspace, file, **kwargs)
+        return upload_and_ingest(self, workspace, file, name=name, style=style, platform=platform, timeout=timeout,
+                                 poll_interval=poll_interval, on_progress=on_progress, on_update=on_update)
 
-    def import_and_wait(self, workspace: str, file_url: str, **kwargs: Any) -> ProcessWorkspaceViewModel | None:
+    def import_and_wait(self, workspace: str, file_url: str, *, name: str | None = None, provider: str | None = None,
+                        platform: str | None = None, bbox: str | None = None, timeout: float | None = None,
+                        poll_interval: float = 0.5,
+                        on_update: Callable[[ProcessWorkspaceViewModel], None] | None = None,
+                        ) -> ProcessWorkspaceViewModel | None:
         """Import a remote file and wait for it; see ``wasdi_sdk.transfer.import_and_wait``."""
         from .transfer import import_and_wait
 
-        return import_and_wait(self, workspace, file_url, **kwargs)
+        return import_and_wait(self, workspace, file_url, name=name, provider=provider, platform=platform, bbox=bbox,
+                               timeout=timeout, poll_interval=poll_interval, on_update=on_update)
 
     def __enter__(self) -> Self:
         return self
@@ -246,20 +273,24 @@ class WasdiClient(BaseClient):
         self.close()
 
     @classmethod
-    def from_config(cls, path: str | Path | None = None, *, login: bool = True, **kwargs: Any) -> WasdiClient:
+    def from_config(cls, path: str | Path | None = None, *, login: bool = True, base_url: str | None = None,
+                    session_token: str | None = None, timeout: float | httpx.Timeout | None = None,
+                    max_retries: int = DEFAULT_MAX_RETRIES, http_client: httpx.Client | None = None,
+                    default_headers: Mapping[str, str] | None = None) -> WasdiClient:
         """A client set up the way the official ``wasdi`` library would be.
 
         Reads the library's ``config.json`` (``USER``, ``PASSWORD``, ``BASEURL``, ``SESSIONID``,
         ``WORKSPACE``, ``WORKSPACEID``, ``REQUESTSTIMEOUT``) and the ``WASDI_*`` environment
         variables with the library's precedence.  With ``login`` and no session, logs in with
-        ``USER``/``PASSWORD``.  The settings stay available as ``client.config``.
+        ``USER``/``PASSWORD``.  The settings stay available as ``client.config`` (whose repr never shows the
+        password or the session).  The other arguments are the constructor's; given, they win over the file.
         """
         config = load_config(path)
-        kwargs.setdefault("base_url", config.base_url)
-        kwargs.setdefault("session_token", config.session_id)
-        if config.timeout is not None:
-            kwargs.setdefault("timeout", config.timeout)
-        client = cls(**kwargs)
+        if timeout is None and config.timeout is not None:
+            timeout = config.timeout
+        client = cls(base_url=base_url or config.base_url, session_token=session_token or config.session_id,
+                     timeout=timeout, max_retries=max_retries, http_client=http_client,
+                     default_headers=default_headers)
         client.config = config
         if login and not client.session_token and config.user and config.password:
             client.auth.login(config.user, config.password)

@@ -39,15 +39,22 @@ class APIError(WasdiError):
         """The service's message code, or ``None`` when it answered words or a bare status."""
         self.style = style
         """How the failure was signalled: ``Style.STATUS``, ``Style.MARKER`` or ``Style.EMPTY``."""
-        self.status = status
-        """The HTTP status (style A) or the status code carried in the body (style B)."""
+        self.status_code = status
+        """The HTTP status (style A) or the status code carried in the body (style B); ``None`` when the service
+        said nothing (style C) or was not asked (``NotLoggedInError``)."""
         self.body = body
         self.response = response
         self.endpoint = endpoint
 
+    @property
+    def status(self) -> int | None:
+        """``status_code`` under its earlier name."""
+        return self.status_code
+
     def __str__(self) -> str:
         where = f" [{self.endpoint}]" if self.endpoint else ""
-        shown = [part for part in (self.code, f"status {self.status}" if self.status is not None else "") if part]
+        shown = [part for part in (self.code, f"status {self.status_code}" if self.status_code is not None else "")
+                 if part]
         detail = f" ({', '.join(shown)})" if shown else ""
         return f"{self.message}{detail}{where}"
 
@@ -58,6 +65,11 @@ class BadRequestError(APIError):
 
 class AuthenticationError(APIError):
     """401: no session, an expired session, or wrong credentials."""
+
+
+class NotLoggedInError(AuthenticationError):
+    """A call that needs a session, made before logging in: nothing was sent.  ``client.auth.login(user, password)``
+    (or ``WasdiClient(session_token=...)``, ``WasdiClient.from_config()``) first."""
 
 
 class PermissionDeniedError(APIError):
@@ -90,6 +102,12 @@ class EmptyResultError(APIError):
     The service does not say why (invalid session, no access or not found look the same).
     An empty *list* is a legitimate answer and is returned, never raised.
     """
+
+
+class UnknownIdError(NotFoundError, EmptyResultError):
+    """A read of one thing by its id answered with nothing (style C): no such thing, or not one the caller may
+    read (the service does not say which).  The message names the id and the call.  A ``NotFoundError``; also an
+    ``EmptyResultError``, what earlier versions raised here."""
 
 
 class UnexpectedResponseError(APIError):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +18,9 @@ class WasdiConfig:
 
     base_url: str = DEFAULT_BASE_URL
     user: str | None = None
-    password: str | None = None
-    session_id: str | None = None
+    password: str | None = field(default=None, repr=False)
+    """Never in a repr (``client.config`` in a notebook's output)."""
+    session_id: str | None = field(default=None, repr=False)
     workspace: str | None = None
     """Workspace name (``WORKSPACE``); wins over ``workspace_id`` as in the official library."""
     workspace_id: str | None = None

@@ -24,7 +24,7 @@ class ProcessFailedError(WasdiError):
     """A process ended in ERROR or STOPPED; ``process`` is its last state."""
 
     def __init__(self, process: ProcessWorkspaceViewModel) -> None:
-        super().__init__(f"process {process.process_obj_id} ended {process.status}"
+        super().__init__(f"process {process.process_id} ended {process.status}"
                          + (f": {process.payload}" if process.payload else ""))
         self.process = process
 
@@ -33,7 +33,7 @@ class ProcessTimeoutError(WasdiError):
     """The process did not finish within the time allowed; ``process`` is its last known state."""
 
     def __init__(self, process: ProcessWorkspaceViewModel, timeout: float) -> None:
-        super().__init__(f"process {process.process_obj_id} still {process.status} after {timeout:g} s")
+        super().__init__(f"process {process.process_id} still {process.status} after {timeout:g} s")
         self.process = process
 
 

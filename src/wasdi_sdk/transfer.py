@@ -55,7 +55,7 @@ def upload_and_ingest(client: WasdiClient, workspace: str, file: FileSource | IO
     file_name = _file_name(file, name)
     client.products.upload_without_ingest(workspace, file, name=file_name, on_progress=on_progress)
     started = client.files.ingest(file_name, workspace, style=style, platform=platform)
-    process_id = started.string_value or ""
+    process_id = started.string_value
     wait_for_process(client, process_id, timeout=timeout, poll_interval=poll_interval, max_interval=5.0,
                      on_update=on_update)
     return client.products.get(file_name, workspace)
@@ -73,7 +73,7 @@ def import_and_wait(client: WasdiClient, workspace: str, file_url: str, *, name:
     """
     started = client.file_buffer.import_product(file_url=file_url, workspace=workspace, name=name,
                                                 provider=provider, platform=platform, bbox=bbox)
-    process_id = started.string_value or ""
+    process_id = started.string_value
     if process_id == ALREADY_PRESENT:
         return None
     return wait_for_process(client, process_id, timeout=timeout, poll_interval=poll_interval, max_interval=5.0,

@@ -30,7 +30,7 @@ def test_open_prints_the_address_and_opens_a_browser_on_a_desktop(cli: Cli,
     again = cli("notebook", "open", "--ws", "notes", env={"DISPLAY": None, "WAYLAND_DISPLAY": None})
     assert again.exit_code == 0 and again.stdout.strip().splitlines()[-1] == address
     assert opened == [address]
-    ws_id = next(w.workspace_id for w in cli.sdk(cli.token()).workspaces.list() if w.workspace_name == "notes")
+    ws_id = next(w.workspace_id for w in cli.sdk(cli.token()).workspaces.list() if w.name == "notes")
     assert cli.app.services.notebooks.find(ALICE, ws_id) is not None
 
 

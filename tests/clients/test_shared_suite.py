@@ -34,7 +34,7 @@ async def test_login_workspaces_and_logout(connect: Connect, target: Target, uni
         ws_id = (await client.workspaces.create(name=f"floods-{unique}")).string_value
         assert ws_id
         listed = {w.workspace_id: w for w in await client.workspaces.list()}
-        assert listed[ws_id].workspace_name == f"floods-{unique}" and listed[ws_id].read_only is False
+        assert listed[ws_id].name == f"floods-{unique}" and listed[ws_id].read_only is False
         assert (await client.workspaces.get(ws_id)).name == f"floods-{unique}"
         assert (await client.workspaces.rename(ws_id, f"droughts-{unique}")).name == f"droughts-{unique}"
         await client.workspaces.delete(ws_id)
@@ -125,7 +125,7 @@ async def test_run_and_wait(real_server: Target, flavour: str, unique: str) -> N
         done = await client.processors.run_and_wait(name=HELLO, workspace=ws_id, params={"name": flavour},
                                                     poll_interval=0.1, timeout=120)
         assert done.status == "DONE"
-        assert json.loads(await client.processes.get_payload(str(done.process_obj_id))) == \
+        assert json.loads(await client.processes.get_payload(str(done.process_id))) == \
             {"greeting": f"hello {flavour}"}
         await client.workspaces.delete(ws_id)
 

@@ -10,7 +10,15 @@ import pytest
 import respx
 
 from tests.clients.conftest import Awaited
-from wasdi_sdk import APIConnectionError, APITimeoutError, AsyncWasdiClient, EmptyResultError, ServerError, WasdiClient
+from wasdi_sdk import (
+    APIConnectionError,
+    APITimeoutError,
+    AsyncWasdiClient,
+    AuthenticationError,
+    EmptyResultError,
+    ServerError,
+    WasdiClient,
+)
 from wasdi_sdk._async._base_client import AsyncBaseClient
 from wasdi_sdk._base_client import BaseClient
 
@@ -65,7 +73,10 @@ async def test_timeouts_and_unreachable_servers(client: Any) -> None:
 @respx.mock
 async def test_style_c_null_is_an_exception_and_an_empty_list_an_answer(client: Any) -> None:
     respx.get(f"{BASE}/ws/getws").mock(return_value=httpx.Response(200, content=b"null"))
+    respx.get(f"{BASE}/ws/create").mock(return_value=httpx.Response(200, content=b"null"))
     respx.get(f"{BASE}/ws/byuser").mock(return_value=httpx.Response(200, json=[]))
-    with pytest.raises(EmptyResultError):
+    with pytest.raises(EmptyResultError, match=r"client\.workspaces\.create\(name='w'\) answered null"):
+        await client.workspaces.create(name="w")
+    with pytest.raises(AuthenticationError, match="session is not valid"):  # the contract's null here: a bad session
         await client.workspaces.get("w")
     assert await client.workspaces.list() == []

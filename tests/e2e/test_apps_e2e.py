@@ -291,7 +291,7 @@ def test_the_sdk_runs_an_app_and_waits_for_its_end(apps_server: RunningServer) -
         failed = sdk.processors.run_and_wait(name="failing", workspace=api.workspace, timeout=60,
                                              raise_on_failure=False)
         assert failed.status == "ERROR"
-    assert api.payload(str(done.process_obj_id)) == {"greeting": "hello sdk"}
+    assert api.payload(str(done.process_id)) == {"greeting": "hello sdk"}
 
 
 def test_an_app_ends_with_a_killed_server_and_is_an_error_after_the_restart(apps_server: RunningServer,

@@ -81,7 +81,7 @@ def test_a_wait_ends_on_sigint_with_130_when_started_as_a_background_job(server:
                                                                          cli_env: dict[str, str],
                                                                          slow_url: str) -> None:
     sdk = server.sdk(ALICE)
-    workspace = next(w.workspace_id for w in sdk.workspaces.list() if w.workspace_name == "live")
+    workspace = next(w.workspace_id for w in sdk.workspaces.list() if w.name == "live")
 
     def importing(stderr: str) -> bool:  # the CLI is waiting once its import runs
         return any(p.status == "RUNNING" for p in sdk.processes.list_by_workspace(str(workspace)))

@@ -49,11 +49,11 @@ def test_serve_runs_the_broker_and_clients_hear_the_official_librarys_progress(
             # The official library, as an app reports its progress: updateProgressPerc sends sendrabbit=1.
             assert waspy.init(str(_config(tmp_path, server, ws))) is True
             waspy.setIsOnExternalServer(True)
-            waspy.setProcId(process.process_obj_id)
+            waspy.setProcId(process.process_id)
             assert waspy.updateProgressPerc(35) == "RUNNING"
             message = events.get(20)
         assert isinstance(message, ProcessUpdateMessage)
-        assert (message.process_id, message.progress_perc) == (process.process_obj_id, 35)
+        assert (message.process_id, message.progress_perc) == (process.process_id, 35)
         time.sleep(0.5)
         watch.send_signal(signal.SIGINT)  # the watcher runs until interrupted
         out, err = watch.communicate(timeout=30)
@@ -61,7 +61,7 @@ def test_serve_runs_the_broker_and_clients_hear_the_official_librarys_progress(
         watch.kill()
     assert watch.returncode == 130, err
     payloads = [json.loads(line)["payload"] for line in out.splitlines() if line.strip()]
-    assert payloads == [f"{process.process_obj_id};RUNNING;35"]
+    assert payloads == [f"{process.process_id};RUNNING;35"]
     # The broker stops with the server.
     server.stop()
     assert not port_open(port)

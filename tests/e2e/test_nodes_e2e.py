@@ -155,7 +155,7 @@ def test_an_app_runs_on_its_workspaces_node_through_the_official_library_and_the
     with d.http(ALICE) as main:
         assert main.get("/process/byws", params={"workspace": workspace}).status_code == 200
         listed = main.get("/process/byws", params={"workspace": workspace}).json()  # forwarded to node 2
-        assert {r["processObjId"] for r in listed} >= {process_id, done.process_obj_id}
+        assert {r["processObjId"] for r in listed} >= {process_id, done.process_id}
     with d.http(ALICE, "node2") as node2:
         rows = [row["logRow"] for row in node2.get("/processors/logs/list",
                                                     params={"processworkspace": process_id}).json()]

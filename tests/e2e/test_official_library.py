@@ -56,7 +56,7 @@ def test_workspace_lifecycle(waspy, server, accounts, tmp_path: Path) -> None:
     assert ws_id
     on_server = listed(server, accounts.alice)
     assert set(on_server) == {ws_id}
-    assert on_server[ws_id].workspace_name == "floods 2024"
+    assert on_server[ws_id].name == "floods 2024"
     assert on_server[ws_id].owner_user_id == accounts.alice
     assert (server.data_dir / "files" / accounts.alice / ws_id).is_dir()
     assert waspy.getActiveWorkspaceId() == ws_id  # createWorkspace opens the new workspace

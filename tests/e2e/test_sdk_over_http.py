@@ -73,8 +73,8 @@ def test_workspace_lifecycle(server, accounts) -> None:
         again = alice.workspaces.create(name="floods").string_value  # a taken name gets a suffix
         listed = {w.workspace_id: w for w in alice.workspaces.list()}
         assert set(listed) == {ws_id, again}
-        assert listed[ws_id].workspace_name == "floods"
-        assert listed[again].workspace_name != "floods" and listed[again].workspace_name.startswith("floods")
+        assert listed[ws_id].name == "floods"
+        assert listed[again].name != "floods" and listed[again].name.startswith("floods")
         assert listed[ws_id].owner_user_id == accounts.alice
         assert (server.data_dir / "files" / accounts.alice / ws_id).is_dir()
 
@@ -152,7 +152,8 @@ def test_connection_refused_raises_api_connection_error() -> None:
 
 def test_connection_refused_after_retries(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(WasdiClient, "_backoff", staticmethod(lambda attempt: 0.0))
-    client = WasdiClient(base_url=f"http://127.0.0.1:{closed_port()}", max_retries=2, timeout=5)
+    client = WasdiClient(base_url=f"http://127.0.0.1:{closed_port()}", max_retries=2, timeout=5,
+                         session_token="any")
     with client, pytest.raises(APIConnectionError):
         client.workspaces.list()
 

@@ -141,10 +141,10 @@ def test_projects_cycle(server: Server, alice: Person, bob: Person) -> None:
 
 
 def test_errors_by_meaning(server: Server, alice: Person) -> None:
-    anonymous = server.sdk()
+    expired = server.sdk(token="not-a-session")
     with pytest.raises(AuthenticationError) as info:
-        anonymous.organizations.list()
-    assert info.value.status == 401 and info.value.code == "MSG_ERROR_INVALID_SESSION"
+        expired.organizations.list()
+    assert info.value.status_code == info.value.status == 401 and info.value.code == "MSG_ERROR_INVALID_SESSION"
     with pytest.raises(BadRequestError):
         server.sdk(alice).subscriptions.create(type_id="Platinum")
 

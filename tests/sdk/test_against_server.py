@@ -23,7 +23,7 @@ def test_login_workspace_cycle_logout(server: Server, alice: Person) -> None:
         ws_id = client.workspaces.create(name="Floods").string_value
         assert ws_id
         listed = client.workspaces.list()
-        assert [w.workspace_name for w in listed] == ["Floods"] and listed[0].read_only is False
+        assert [w.name for w in listed] == ["Floods"] and listed[0].read_only is False
         ws = client.workspaces.get(ws_id)
         assert ws.name == "Floods" and ws.api_url == "http://testserver"
         assert client.workspaces.rename(ws_id, "Droughts").name == "Droughts"

@@ -21,6 +21,7 @@ from wasdi_sdk import (
     PermissionDeniedError,
     ServerError,
     UnexpectedResponseError,
+    UnknownIdError,
     WasdiClient,
     load_config,
 )
@@ -157,13 +158,31 @@ def test_register_status_equals_int_value(client: WasdiClient) -> None:
 
 # -- style C: null, empty, default model -------------------------------------------------------------
 @pytest.mark.parametrize("response", [httpx.Response(200, json=None), httpx.Response(200, text=""),
-                                      httpx.Response(204), httpx.Response(200, json={})])
+                                      httpx.Response(204)])
 @respx.mock
-def test_empty_results_raise(client: WasdiClient, response: httpx.Response) -> None:
+def test_a_null_where_the_contract_says_the_session_is_invalid_is_an_authentication_error(
+        client: WasdiClient, response: httpx.Response) -> None:
     respx.get(f"{BASE}/ws/getws").mock(return_value=response)
-    with pytest.raises(EmptyResultError) as info:
+    with pytest.raises(AuthenticationError, match=r"client\.workspaces\.get\(workspace='w'\)") as info:
         client.workspaces.get("w")
     assert info.value.style is Style.EMPTY
+
+
+@respx.mock
+def test_an_unknown_id_given_to_a_read_is_not_found_naming_the_id_and_the_call(client: WasdiClient) -> None:
+    respx.get(f"{BASE}/ws/getws").mock(return_value=httpx.Response(200, json={}))
+    with pytest.raises(NotFoundError) as info:
+        client.workspaces.get("no-such-id")
+    assert isinstance(info.value, UnknownIdError) and isinstance(info.value, EmptyResultError)
+    assert "'no-such-id'" in info.value.message and "client.workspaces.get(workspace='no-such-id')" in str(info.value)
+    assert info.value.style is Style.EMPTY
+
+
+@respx.mock
+def test_an_empty_result_names_the_call_and_its_arguments(client: WasdiClient) -> None:
+    respx.get(f"{BASE}/ws/create").mock(return_value=httpx.Response(200, json=None))
+    with pytest.raises(EmptyResultError, match=r"client\.workspaces\.create\(name='floods'\) answered null"):
+        client.workspaces.create(name="floods")
 
 
 @respx.mock
@@ -284,8 +303,8 @@ def test_a_workspaces_calls_and_its_processes_calls_go_to_its_node(client: Wasdi
         "processorId": "a", "name": "hello", "processingIdentifier": "p1", "status": "CREATED"}))
     status = respx.get(f"{NODE}/process/getstatusbyid").mock(return_value=httpx.Response(200, text="DONE"))
     on_main = respx.get(f"{BASE}/process/getstatusbyid").mock(return_value=httpx.Response(200, text="ERROR"))
-    listing = respx.get(f"{BASE}/product/byws").mock(return_value=httpx.Response(200, json=[]))
-    assert client.processors.run(name="hello", workspace="w2").processing_identifier == "p1"
+    listing = respx.get(f"{BASE}/product/byws").mock(return_value=httpx.Response(200, json=[{"fileName": "a.tif"}]))
+    assert client.processors.run(name="hello", workspace="w2").process_id == "p1"
     assert client.processes.get_status("p1") == "DONE"  # learnt from the node's answer
     assert client.processes.get_status("unknown") == "ERROR"  # a process the client never saw: the base URL
     client.products.list("w2")  # answered by any node from the shared store: the base URL

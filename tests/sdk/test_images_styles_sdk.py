@@ -165,7 +165,7 @@ def test_style_failures_raise_by_meaning(server: Server, alice: Person, bob: Per
         other.styles.share_add(style_id=style_id, user_id=carol.user_id)
     assert other.styles.share_list(style_id) == []
     with pytest.raises(EmptyResultError):
-        server.sdk().styles.list()  # an invalid session answers null
+        server.sdk(token="not-a-session").styles.list()  # an invalid session answers null
 
 
 # -- the wire, with respx -----------------------------------------------------------------------------------

@@ -41,8 +41,8 @@ def test_wait_until_done_reports_progress(server: Server, alice: Person, monkeyp
     assert final.status == "DONE" and final.progress_perc == 100 and 50 in seen
     assert client.processes.get_status(pid) == "DONE"
     assert client.processes.get_statuses([pid, "nope"]) == ["DONE", "ERROR"]
-    assert [p.process_obj_id for p in client.processes.list_by_workspace(ws)] == [pid]
-    assert client.processes.last_by_user()[0].process_obj_id == pid
+    assert [p.process_id for p in client.processes.list_by_workspace(ws)] == [pid]
+    assert client.processes.last_by_user()[0].process_id == pid
 
 
 def test_wait_raises_on_error(server: Server, alice: Person, monkeypatch) -> None:
@@ -68,7 +68,7 @@ def test_payload_round_trip_and_stop(server: Server, alice: Person, monkeypatch)
     client.processes.stop(pid)
     assert client.wait_for_process(pid, raise_on_failure=False, poll_interval=0.05).status == "STOPPED"
     with pytest.raises(EmptyResultError):
-        server.sdk().processes.get_payload(pid)
+        server.sdk(token="not-a-session").processes.get_payload(pid)
 
 
 BASE = "http://wasdi.test"

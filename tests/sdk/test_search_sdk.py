@@ -217,7 +217,7 @@ def test_failures_raise_empty_result(client: WasdiClient) -> None:
 
 
 def test_providers_needs_a_session(search_server: Server) -> None:
-    with search_server.sdk(None) as anonymous, pytest.raises(EmptyResultError):
+    with search_server.sdk(token="not-a-session") as anonymous, pytest.raises(EmptyResultError):
         anonymous.search.list_providers()
 
 

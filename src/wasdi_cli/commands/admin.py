@@ -65,7 +65,7 @@ SUMMARY_FIELDS = (
     ("professional", lambda s: s.pro_users), ("organizations", lambda s: s.organizations),
 )
 WORKSPACE_COLUMNS = (
-    ("id", lambda w: w.workspace_id), ("name", lambda w: w.workspace_name), ("owner", lambda w: w.owner_user_id),
+    ("id", lambda w: w.workspace_id), ("name", lambda w: w.name), ("owner", lambda w: w.owner_user_id),
     ("node", lambda w: w.node_code), ("size", lambda w: w.storage_size),
 )
 APP_COLUMNS = (

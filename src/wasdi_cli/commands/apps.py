@@ -260,8 +260,8 @@ def _process_ids(client: "WasdiClient", workspace_id: str | None, operation: str
     operations = (operation,) if isinstance(operation, str) else operation
     found = (client.processes.list_by_workspace(workspace_id, operation_type=operations[0])
              if workspace_id and len(operations) == 1 else client.processes.list_by_user())
-    return [str(p.process_obj_id) for p in found
-            if p.operation_type in operations and p.product_name == app_name and p.process_obj_id]
+    return [str(p.process_id) for p in found
+            if p.operation_type in operations and p.product_name == app_name and p.process_id]
 
 
 def _wait_for_queued(client: "WasdiClient", workspace_id: str | None, operation: str | tuple[str, ...], app_name: str,
@@ -354,7 +354,7 @@ def run(
                 raise CliError(f"there is no app named '{app_name}' that you can run; 'wasdi apps list' lists "
                                "them (names are exact)") from e
             raise CliError(f"the server refused to run '{app_name}': {e.args[0] if e.args else e}") from e
-        process_id = str(started.processing_identifier)
+        process_id = str(started.process_id)
         Output().value(process_id)
         if not (wait or follow):
             message(f"Started '{app_name}': follow it with 'wasdi apps logs {process_id} --follow'")

@@ -17,7 +17,7 @@ app = typer.Typer(name="processes", help="Processes: list, show, stop and wait f
 ProcessArg = Annotated[str, typer.Argument(metavar="PROCESS_ID", help="Process id (processObjId).")]
 
 LIST_COLUMNS = (
-    ("id", lambda p: p.process_obj_id),
+    ("id", lambda p: p.process_id),
     ("operation", lambda p: p.operation_type),
     ("product", lambda p: p.product_name),
     ("status", lambda p: p.status),
@@ -27,7 +27,7 @@ LIST_COLUMNS = (
 )
 
 SHOW_FIELDS = (
-    ("id", lambda p: p.process_obj_id),
+    ("id", lambda p: p.process_id),
     ("workspace", lambda p: p.workspace_id),
     ("user", lambda p: p.user_id),
     ("operation", lambda p: p.operation_type),
@@ -67,7 +67,7 @@ def list_(
                 found = [p for p in found if p.status == status.upper()]
             found = found[:limit] if limit else found
         found = connection.confirm_session_if_empty(client, found)
-    out.items(found, LIST_COLUMNS, id_of=lambda p: p.process_obj_id, empty="No processes.")
+    out.items(found, LIST_COLUMNS, id_of=lambda p: p.process_id, empty="No processes.")
 
 
 @app.command()
@@ -82,7 +82,7 @@ def show(process: ProcessArg, profile: ProfileOpt = None, base_url: BaseUrlOpt =
             details = client.processes.get(process)
         except EmptyResultError as e:
             raise CliError(f"no process '{process}' (or it is not accessible)") from e
-    out.item(details, SHOW_FIELDS, id_of=lambda p: p.process_obj_id)
+    out.item(details, SHOW_FIELDS, id_of=lambda p: p.process_id)
 
 
 @app.command()
@@ -125,9 +125,9 @@ def wait(
         except ProcessTimeoutError as e:
             raise CliError(str(e)) from e
         except ProcessFailedError as e:
-            out.item(e.process, SHOW_FIELDS, id_of=lambda p: p.process_obj_id)
+            out.item(e.process, SHOW_FIELDS, id_of=lambda p: p.process_id)
             raise CliError(str(e)) from e
-    out.item(final, SHOW_FIELDS, id_of=lambda p: p.process_obj_id)
+    out.item(final, SHOW_FIELDS, id_of=lambda p: p.process_id)
 
 
 @app.command()
@@ -397,7 +397,7 @@ def last(
         else:
             found = client.processes.last_by_user()
         found = connection.confirm_session_if_empty(client, found)
-    out.items(found, LIST_COLUMNS, id_of=lambda p: p.process_obj_id, empty="No processes.")
+    out.items(found, LIST_COLUMNS, id_of=lambda p: p.process_id, empty="No processes.")
 
 
 @app.command()
@@ -413,10 +413,10 @@ def status(
         return
     from wasdi_sdk.models import ProcessWorkspaceViewModel
 
-    rows = [ProcessWorkspaceViewModel(process_obj_id=pid, status=state)
+    rows = [ProcessWorkspaceViewModel(process_id=pid, status=state)
             for pid, state in zip(processes, states, strict=False)]
-    Output().items(rows, (("id", lambda p: p.process_obj_id), ("status", lambda p: p.status)),
-                   id_of=lambda p: p.process_obj_id)
+    Output().items(rows, (("id", lambda p: p.process_id), ("status", lambda p: p.status)),
+                   id_of=lambda p: p.process_id)
 
 
 @app.command("set-status")
@@ -434,7 +434,7 @@ def set_status(
     with connection.client(profile, base_url) as client:
         _exists(client, process)
         updated = client.processes.update_status(process, state.upper(), perc=perc, sendrabbit="1" if notify else None)
-    out.item(updated, SHOW_FIELDS, id_of=lambda p: p.process_obj_id)
+    out.item(updated, SHOW_FIELDS, id_of=lambda p: p.process_id)
 
 
 @app.command("set-subpid")

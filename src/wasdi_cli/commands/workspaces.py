@@ -22,7 +22,7 @@ WorkspaceArg = Annotated[str, typer.Argument(metavar="ID_OR_NAME", help="Workspa
 
 LIST_COLUMNS = (
     ("id", lambda w: w.workspace_id),
-    ("name", lambda w: w.workspace_name),
+    ("name", lambda w: w.name),
     ("owner", lambda w: w.owner_user_id),
     ("node", lambda w: w.node_code),
     ("size", lambda w: w.storage_size),
@@ -54,7 +54,7 @@ def resolve_workspace(client: "WasdiClient", id_or_name: str) -> tuple[str, "Wor
     """The workspace ``id_or_name`` identifies or names among yours; anything else is passed on as an id
     (a public workspace is not in the user's list)."""
     return by_id_or_name(client.workspaces.list(), id_or_name, id_of=lambda w: w.workspace_id,
-                         name_of=lambda w: w.workspace_name, noun="workspace",
+                         name_of=lambda w: w.name, noun="workspace",
                          fetch=client.workspaces.get, listing="ws list")
 
 

@@ -21,12 +21,14 @@ from .._base_client import (
     DEFAULT_BASE_URL,
     DEFAULT_MAX_RETRIES,
     DEFAULT_TIMEOUT,
+    LOG_IN_FIRST,
     MAIN_NODE,
     MAX_REMEMBERED,
     RETRY_STATUSES,
     SESSION_HEADER,
     FileInput,
     RawResponse,
+    describe_call,
     encode_query_value,
     parse_response,
 )
@@ -106,7 +108,7 @@ class AsyncBaseClient:
         if base == self.base_url or ep.name not in WORKSPACE_NODE:
             return
         for item in result if isinstance(result, list) else [result]:
-            for name in ("processing_identifier", "process_obj_id", "string_value"):
+            for name in ("process_id", "string_value"):
                 value = getattr(item, name, None)
                 if isinstance(value, str) and value and (value not in ("DONE", "ERROR")):
                     self._remember(self._process_urls, value, base)
@@ -151,6 +153,11 @@ class AsyncBaseClient:
         headers = dict(self._default_headers)
         if self.session_token and ep.auth is not Auth.PUBLIC:
             headers[SESSION_HEADER] = self.session_token
+        elif ep.auth is not Auth.PUBLIC and (not self._has_credentials(headers, extra_headers, extra_query)):
+            raise exc.NotLoggedInError(
+                f"not logged in: {describe_call(ep, dict(query or {}))} needs a session; {LOG_IN_FIRST}",
+                endpoint=ep.name,
+            )
         content: bytes | None = None
         data: dict[str, str] | None = None
         send_files: dict[str, Any] | None = None
@@ -182,6 +189,14 @@ class AsyncBaseClient:
             files=send_files,
             timeout=self.timeout if timeout is None else timeout,
         )
+
+    def _has_credentials(
+        self, headers: Mapping[str, str], extra_headers: Mapping[str, str] | None, extra_query: Mapping[str, Any] | None
+    ) -> bool:
+        """Whether a request carries a session some other way than ``session_token``: a header the caller set
+        (here or on their own ``http_client``), a ``token`` query parameter, or the HTTP client's cookies."""
+        given = {name.lower() for name in [*headers, *(extra_headers or {}), *self._http.headers]}
+        return SESSION_HEADER in given or bool((extra_query or {}).get("token")) or bool(self._http.cookies)
 
     async def send(self, ep: Endpoint, request: httpx.Request, *, stream: bool = False) -> httpx.Response:
         """Send with retries where that is safe: connection errors, 408/429/5xx, idempotent calls."""

@@ -50,7 +50,7 @@ async def upload_and_ingest(
     file_name = _file_name(file, name)
     await client.products.upload_without_ingest(workspace, file, name=file_name, on_progress=on_progress)
     started = await client.files.ingest(file_name, workspace, style=style, platform=platform)
-    process_id = started.string_value or ""
+    process_id = started.string_value
     await wait_for_process(
         client, process_id, timeout=timeout, poll_interval=poll_interval, max_interval=5.0, on_update=on_update
     )
@@ -78,7 +78,7 @@ async def import_and_wait(
     started = await client.file_buffer.import_product(
         file_url=file_url, workspace=workspace, name=name, provider=provider, platform=platform, bbox=bbox
     )
-    process_id = started.string_value or ""
+    process_id = started.string_value
     if process_id == ALREADY_PRESENT:
         return None
     return await wait_for_process(

@@ -285,6 +285,8 @@ STRINGS = Response(ResponseKind.STRING_LIST)
 JSON = Response(ResponseKind.JSON)
 HTML = Response(ResponseKind.HTML, media_type="text/html")
 PRIMITIVE = model("PrimitiveResult")
+STRING_RESULT = model("StringResult")
+"""A PrimitiveResult whose stringValue the contract always fills on success (an id, a text)."""
 SUCCESS = model("SuccessResponse")
 
 # Failure descriptors in common use.

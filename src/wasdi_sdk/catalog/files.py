@@ -5,7 +5,21 @@ the official library works against must answer them.  The web client adds the in
 account and the FTP upload; the library also copies files into the user's SFTP folder.
 """
 
-from ._types import B_PRIMITIVE, BYTES, JSON, PRIMITIVE, A, Auth, Endpoint, Style, json_body, q, qbool, qreq
+from ._types import (
+    B_PRIMITIVE,
+    BYTES,
+    JSON,
+    PRIMITIVE,
+    STRING_RESULT,
+    A,
+    Auth,
+    Endpoint,
+    Style,
+    json_body,
+    q,
+    qbool,
+    qreq,
+)
 
 ENDPOINTS = (
     Endpoint("files.check_available", "GET", "/catalog/checkdownloadavaialibitybyname", Style.STATUS, A,
@@ -27,11 +41,11 @@ ENDPOINTS = (
              statuses=(200, 400, 401, 403, 404, 500), contract=False,
              summary="Name, size, last modification and (on request) the MD5 checksum of a workspace file."),
     Endpoint("files.ingest", "GET", "/catalog/upload/ingestinws", Style.STATUS, A,
-             query=(qreq("file"), qreq("workspace"), q("style"), q("parent"), q("platform")), response=PRIMITIVE,
+             query=(qreq("file"), qreq("workspace"), q("style"), q("parent"), q("platform")), response=STRING_RESULT,
              mutates=True, statuses=(200, 400, 401, 403, 404, 500), contract=False,
              summary="Queue an INGEST of a file already in the workspace folder; stringValue is the process id."),
     Endpoint("files.ingest_upload", "PUT", "/catalog/upload/ingest", Style.STATUS, A,
-             query=(qreq("file"), qreq("workspace"), q("style"), q("parent"), q("platform")), response=PRIMITIVE,
+             query=(qreq("file"), qreq("workspace"), q("style"), q("parent"), q("platform")), response=STRING_RESULT,
              mutates=True, statuses=(200, 400, 401, 403, 404, 500), contract=False,
              summary="Move a file of the caller's upload (file-transfer) account into a workspace and queue its "
                      "INGEST; stringValue is the process id (the web client's call)."),

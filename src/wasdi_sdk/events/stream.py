@@ -16,6 +16,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from .. import _exceptions as exc
+from .._base_client import LOG_IN_FIRST
 from ..models.events import BrokerAddress, WorkspaceMessage, parse_message
 from .protocol import BrokerError, ClientProtocol, Connected, Delivery, Event, Receipt
 
@@ -34,7 +35,7 @@ def credentials(address: BrokerAddress, session_token: str | None) -> tuple[str,
     """The login and passcode to send: the session on this server's broker, the configured user on RabbitMQ."""
     if address.session_as_passcode:
         if not session_token:
-            raise exc.AuthenticationError("no session: log in before listening to a workspace")
+            raise exc.NotLoggedInError(f"not logged in: listening to a workspace needs a session; {LOG_IN_FIRST}")
         return address.login or "wasdi", session_token
     return address.login, address.passcode
 

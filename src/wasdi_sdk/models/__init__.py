@@ -49,7 +49,7 @@ from .auth import (
     SkinViewModel,
     UserViewModel,
 )
-from .common import ErrorResponse, PrimitiveResult, SuccessResponse
+from .common import ErrorResponse, PrimitiveResult, StringResult, SuccessResponse
 from .credits import CreditsPackageViewModel
 from .file_buffer import ImageImportViewModel, PublishBandResultViewModel, RabbitMessageViewModel
 from .nodes import NodeFullViewModel, NodeSharingViewModel, NodeViewModel
@@ -217,6 +217,7 @@ __all__ = [
     "RunningProcessorViewModel",
     "SkinViewModel",
     "SnapWorkflowViewModel",
+    "StringResult",
     "StyleSharingViewModel",
     "StyleViewModel",
     "SubscriptionListViewModel",

@@ -31,7 +31,10 @@ class WasdiModel(BaseModel):
         return self.model_dump(mode="json", by_alias=True, exclude_none=not keep_none)
 
 
-def alias(wire: str, *others: str) -> Any:
-    """A field whose wire name is ``wire`` and that also accepts ``others`` on input."""
+def alias(wire: str, *others: str, required: bool = False) -> Any:
+    """A field whose wire name is ``wire`` and that also accepts ``others`` on input; ``None`` by default, or
+    ``required`` (a field every answer carries: its Python type is then not Optional)."""
+    if required:
+        return Field(alias=wire, validation_alias=AliasChoices(wire, *others), serialization_alias=wire)
     return Field(default=None, alias=wire, validation_alias=AliasChoices(wire, *others),
                  serialization_alias=wire)

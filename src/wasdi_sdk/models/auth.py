@@ -16,7 +16,7 @@ class UserViewModel(WasdiModel):
     type: str | None = None
     role: str | None = None
     public_nick_name: str | None = None
-    session_id: str | None = None
+    session_id: str | None = Field(default=None, repr=False)
     skin: str | None = None
     link: str | None = None
     description: str | None = None
@@ -28,22 +28,22 @@ class UserViewModel(WasdiModel):
 
 class LoginInfo(WasdiModel):
     user_id: str | None = None
-    user_password: str | None = None
-    google_id_token: str | None = None
+    user_password: str | None = Field(default=None, repr=False)
+    google_id_token: str | None = Field(default=None, repr=False)
 
 
 class RegistrationInfoViewModel(WasdiModel):
     user_id: str | None = None
     name: str | None = None
     surname: str | None = None
-    password: str | None = None
-    google_id_token: str | None = None
-    optional_validation_token: str | None = None
+    password: str | None = Field(default=None, repr=False)
+    google_id_token: str | None = Field(default=None, repr=False)
+    optional_validation_token: str | None = Field(default=None, repr=False)
 
 
 class ChangeUserPasswordViewModel(WasdiModel):
-    current_password: str | None = None
-    new_password: str | None = None
+    current_password: str | None = Field(default=None, repr=False)
+    new_password: str | None = Field(default=None, repr=False)
 
 
 class SkinViewModel(WasdiModel):

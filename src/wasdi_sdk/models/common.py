@@ -18,6 +18,14 @@ class PrimitiveResult(WasdiModel):
     bool_value: bool | None = alias("boolValue", "BoolValue")
 
 
+class StringResult(PrimitiveResult):
+    """A ``PrimitiveResult`` whose ``stringValue`` the contract always fills on success: the id of what the call
+    created or started (a workspace, a process), a greeting, a help text.  The same record on the wire; only the
+    Python type of ``string_value`` is narrower (``str``), so no ``or ""`` is needed."""
+
+    string_value: str = alias("stringValue", "StringValue", required=True)
+
+
 class SuccessResponse(WasdiModel):
     message: str | None = None
 

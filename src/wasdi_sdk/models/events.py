@@ -13,7 +13,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
 from ._base import WasdiModel
 from .file_buffer import PublishBandResultViewModel, RabbitMessageViewModel
@@ -35,7 +35,7 @@ class BrokerAddress(WasdiModel):
     url: str
     """The WebSocket address (``webstompUrl``)."""
     login: str = ""
-    passcode: str = ""
+    passcode: str = Field(default="", repr=False)
     session_as_passcode: bool = True
     """Send the session token as ``passcode`` (this server's built-in broker); else ``login``/``passcode``."""
     destination_prefix: str = "/exchange/amq.topic/"

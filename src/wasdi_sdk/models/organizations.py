@@ -8,9 +8,9 @@ from ._base import WasdiModel
 class OrganizationListViewModel(WasdiModel):
     """An organization as listed for the user."""
 
-    organization_id: str | None = None
+    organization_id: str
     owner_user_id: str | None = None
-    name: str | None = None
+    name: str
     read_only: bool | None = None
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._base import WasdiModel
+from ._base import WasdiModel, alias
 
 
 class ProcessWorkspaceViewModel(WasdiModel):
@@ -18,10 +18,11 @@ class ProcessWorkspaceViewModel(WasdiModel):
     last_change_date: str | None = None
     user_id: str | None = None
     file_size: str | None = None
-    status: str | None = None
+    status: str
     """CREATED, RUNNING, WAITING, READY, DONE, ERROR or STOPPED."""
     progress_perc: int | None = None
-    process_obj_id: str | None = None
+    process_id: str = alias("processObjId", required=True)
+    """The process id (wire ``processObjId``)."""
     pid: int | None = None
     payload: str | None = None
     workspace_id: str | None = None

@@ -112,8 +112,9 @@ class RunningProcessorViewModel(WasdiModel):
 
     processor_id: str | None = None
     name: str | None = None
-    processing_identifier: str | None = None
-    status: str | None = None
+    process_id: str = alias("processingIdentifier", required=True)
+    """The run's process id (wire ``processingIdentifier``; a refused run raises instead)."""
+    status: str
     json_encoded_result: str | None = None
     message: str | None = None
 
@@ -121,11 +122,12 @@ class RunningProcessorViewModel(WasdiModel):
 class ProcessorLogViewModel(WasdiModel):
     """One log line of a run."""
 
-    process_workspace_id: str | None = None
+    process_id: str = alias("processWorkspaceId", required=True)
+    """The process whose log this is (wire ``processWorkspaceId``)."""
     log_date: str | None = None
     """``yyyy-MM-dd HH:mm:ss``."""
     log_row: str | None = None
-    row_number: int | None = None
+    row_number: int
 
 
 class ProcessorSharingViewModel(WasdiModel):

@@ -56,7 +56,9 @@ class ProductViewModel(WasdiModel):
 
 
 class GeorefProductViewModel(ProductViewModel):
-    """A product with its bounding box."""
+    """A product with its bounding box, as the service answers it (``file_name`` always there: a product is its
+    file; ``ProductViewModel``, also the body of an update, leaves every member optional)."""
 
+    file_name: str
     bbox: str | None = None
     """Ten comma separated numbers: the lat,lon corners of the footprint, closed."""

@@ -8,8 +8,8 @@ from ._base import WasdiModel, alias
 class StyleViewModel(WasdiModel):
     """A map style (SLD) as listed for the user."""
 
-    style_id: str | None = None
-    name: str | None = None
+    style_id: str
+    name: str
     description: str | None = None
     is_public: bool | None = alias("isPublic", "public")
     user_id: str | None = None

@@ -6,9 +6,12 @@ from ._base import WasdiModel, alias
 
 
 class WorkspaceListInfoViewModel(WasdiModel):
-    workspace_id: str | None = None
-    workspace_name: str | None = None
-    owner_user_id: str | None = None
+    """A workspace as listed for the user (``client.workspaces.list()``)."""
+
+    workspace_id: str
+    name: str = alias("workspaceName", required=True)
+    """The workspace's name (wire ``workspaceName``; ``name`` as on ``WorkspaceEditorViewModel``)."""
+    owner_user_id: str
     shared_users: list[str] | None = None
     active_node: bool | None = None
     node_code: str | None = None
@@ -20,6 +23,9 @@ class WorkspaceListInfoViewModel(WasdiModel):
 
 
 class WorkspaceEditorViewModel(WasdiModel):
+    """One workspace (``client.workspaces.get()``), also the body of an update: a request may leave any field
+    out, so every field is optional here (the answer always carries ``workspaceId`` and ``name``)."""
+
     workspace_id: str | None = None
     name: str | None = None
     user_id: str | None = None

@@ -8,7 +8,7 @@ from typing import Any, Unpack, cast
 
 from .._exceptions import NotFoundError
 from .._resource import APIResource, RequestOptions
-from ..models import PrimitiveResult
+from ..models import PrimitiveResult, StringResult
 from ..models.file_buffer import FtpTransferViewModel
 from .images import Progress, download_to
 
@@ -57,17 +57,17 @@ class FilesResource(APIResource):
             "file": file, "workspace": workspace, "getchecksum": getchecksum}, **options))
 
     def ingest(self, file: str, workspace: str, *, style: str | None = None, parent: str | None = None,
-               platform: str | None = None, **options: Unpack[RequestOptions]) -> PrimitiveResult:
+               platform: str | None = None, **options: Unpack[RequestOptions]) -> StringResult:
         """Queue an INGEST of a file already in the workspace folder; ``string_value`` is the process id."""
-        return cast(PrimitiveResult, self._call("files.ingest", query={
+        return cast(StringResult, self._call("files.ingest", query={
             "file": file, "workspace": workspace, "style": style, "parent": parent, "platform": platform},
             **options))
 
     def ingest_upload(self, file: str, workspace: str, *, style: str | None = None, parent: str | None = None,
-                      platform: str | None = None, **options: Unpack[RequestOptions]) -> PrimitiveResult:
+                      platform: str | None = None, **options: Unpack[RequestOptions]) -> StringResult:
         """Move ``file`` from the caller's upload (file-transfer) account into the workspace and queue its
         INGEST; ``string_value`` is the process id.  ``NotFoundError`` when the account has no such file."""
-        return cast(PrimitiveResult, self._call("files.ingest_upload", query={
+        return cast(StringResult, self._call("files.ingest_upload", query={
             "file": file, "workspace": workspace, "style": style, "parent": parent, "platform": platform},
             **options))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import builtins
 from typing import Unpack, cast
 
+from .._lookup import find_one
 from .._resource import APIResource, RequestOptions
 from ..models import (
     OrganizationEditorViewModel,
@@ -22,6 +23,12 @@ class OrganizationsResource(APIResource):
     shared with.  Failures raise by meaning: ``BadRequestError`` (unknown id, missing or duplicate
     name), ``PermissionDeniedError`` (no access), ``AuthenticationError`` (no session).
     """
+
+    def find(self, name: str, **options: Unpack[RequestOptions]) -> OrganizationListViewModel:
+        """The organization named ``name`` among the user's (``NotFoundError`` naming it when there is none)."""
+        listed = self.list(**options)
+        return find_one(listed, name, name_of=lambda o: o.name, id_of=lambda o: o.organization_id,
+                        noun="organization", call=f"client.organizations.find({name!r})")
 
     def list(self, **options: Unpack[RequestOptions]) -> builtins.list[OrganizationListViewModel]:
         """Organizations the user owns (``read_only`` false) or that are shared with them."""

@@ -142,7 +142,7 @@ class ProcessesResource(APIResource):
         return cast(builtins.list[NodeScoreByProcessWorkspaceViewModel], self._call("processes.nodes_by_score",
                                                                                     **options))
 
-    def wait(self, procws: str, *, timeout: float | None = None, poll_interval: float = 1.0,
+    def wait(self, process_id: str, *, timeout: float | None = None, poll_interval: float = 1.0,
              max_interval: float = 10.0, raise_on_failure: bool = True,
              on_update: Callable[[ProcessWorkspaceViewModel], None] | None = None,
              sleep: Sleep | None = None) -> ProcessWorkspaceViewModel:
@@ -163,7 +163,7 @@ class ProcessesResource(APIResource):
         updates: ProcessUpdates | None = None
         try:
             while True:
-                process = self.get(procws)
+                process = self.get(process_id)
                 if on_update is not None:
                     on_update(process)
                 if process.status in FINAL_STATES:
@@ -180,7 +180,7 @@ class ProcessesResource(APIResource):
                         updates.open()
                         if updates.live:
                             continue  # read again once subscribed: a change made meanwhile sent no message we heard
-                    updates.sleep(interval, procws)
+                    updates.sleep(interval, process_id)
                 interval = min(max_interval, interval * 1.5)
         finally:
             if updates is not None:

@@ -7,6 +7,7 @@ import json
 from typing import Any, Unpack, cast
 from urllib.parse import quote
 
+from .._lookup import find_one
 from .._resource import APIResource, RequestOptions
 from ..models import (
     AppDetailViewModel,
@@ -29,6 +30,12 @@ class ProcessorStoreMethods(APIResource):
     """Listing apps, the store, store details, sharing and paying for apps."""
 
     # -- listing ---------------------------------------------------------------------------------
+    def find(self, name: str, **options: Unpack[RequestOptions]) -> DeployedProcessorViewModel:
+        """The app named ``name`` among those the user may run (``NotFoundError`` naming it when there is none)."""
+        listed = self.list(**options)
+        return find_one(listed, name, name_of=lambda a: a.processor_name, id_of=lambda a: a.processor_id,
+                        noun="app", call=f"client.apps.find({name!r})")
+
     def list(self, **options: Unpack[RequestOptions]) -> builtins.list[DeployedProcessorViewModel]:
         """Apps the user owns, that are shared with them, or that are public (an empty list is a valid answer)."""
         return cast(builtins.list[DeployedProcessorViewModel], self._call("processors.list", **options))

@@ -13,10 +13,10 @@ from typing import Any, Unpack, cast, overload
 from .._resource import APIResource, RequestOptions
 from ..models import (
     DeployedProcessorViewModel,
-    PrimitiveResult,
     ProcessorLogViewModel,
     ProcessWorkspaceViewModel,
     RunningProcessorViewModel,
+    StringResult,
 )
 from .images import FileSource, Progress, download_to, upload_part
 from .processes import ProcessesResource
@@ -39,7 +39,7 @@ class ProcessorsResource(ProcessorStoreMethods, APIResource):
     def upload(self, file: FileSource, *, name: str, workspace: str | None = None, version: str | None = None,
                description: str | None = None, type: str | None = None, params_sample: str | None = None,
                public: int | None = None, minute_timeout: int | None = None, force: bool | None = None,
-               on_progress: Progress | None = None, **options: Unpack[RequestOptions]) -> PrimitiveResult:
+               on_progress: Progress | None = None, **options: Unpack[RequestOptions]) -> StringResult:
         """Upload an app zip (a path or an open binary file, streamed) and queue its deploy.
 
         ``string_value`` is the process id of the deploy; a taken name is a ``ConflictError``, a bad name or
@@ -47,7 +47,7 @@ class ProcessorsResource(ProcessorStoreMethods, APIResource):
         (the ``timeout`` query parameter) is in minutes (0 or less: none).
         """
         with upload_part(file, None, on_progress) as part:
-            return cast(PrimitiveResult, self._call("processors.upload", query={
+            return cast(StringResult, self._call("processors.upload", query={
                 "workspace": workspace, "name": name, "version": version, "description": description, "type": type,
                 "paramsSample": params_sample, "public": public, "timeout": minute_timeout, "force": force},
                 files={"file": part}, **options))
@@ -93,14 +93,14 @@ class ProcessorsResource(ProcessorStoreMethods, APIResource):
 
     def help(self, name: str, **options: Unpack[RequestOptions]) -> str:
         """The help text of an app (its readme/help files)."""
-        result = cast(PrimitiveResult, self._call("processors.help", query={"name": name}, **options))
-        return result.string_value or ""
+        result = cast(StringResult, self._call("processors.help", query={"name": name}, **options))
+        return result.string_value
 
     # -- catalogue -----------------------------------------------------------------------------------------
     # -- runs ----------------------------------------------------------------------------------------------
     def run(self, *, name: str, workspace: str, params: Parameters | None = None, parent: str | None = None,
             notify: bool | None = None, **options: Unpack[RequestOptions]) -> RunningProcessorViewModel:
-        """Queue a run of an app in a workspace with JSON parameters; ``processing_identifier`` is its process.
+        """Queue a run of an app in a workspace with JSON parameters; ``process_id`` is its process.
 
         A refused run (no access, unknown app or workspace, unpaid app ...) comes as status ERROR with a
         message and raises ``APIError`` carrying that message (the answer has no status to say more).
@@ -123,7 +123,7 @@ class ProcessorsResource(ProcessorStoreMethods, APIResource):
         """Run an app and wait for its end; the final process (``ProcessFailedError`` on ERROR or STOPPED
         unless ``raise_on_failure=False``, ``ProcessTimeoutError`` after ``timeout`` seconds)."""
         started = self.run(name=name, workspace=workspace, params=params)
-        return ProcessesResource(self._client).wait(str(started.processing_identifier), timeout=timeout,
+        return ProcessesResource(self._client).wait(started.process_id, timeout=timeout,
                                                     poll_interval=poll_interval, max_interval=2.0,
                                                     raise_on_failure=raise_on_failure, on_update=on_update)
 

@@ -7,11 +7,12 @@ accessible; uploads are streamed from a path or an open binary file, never read 
 from __future__ import annotations
 
 import builtins
-from typing import Unpack, cast
+from typing import Any, Unpack, cast
 
 from .._resource import APIResource, RequestOptions
 from ..models import GeorefProductViewModel, MetadataViewModel, PrimitiveResult, ProductViewModel
 from .images import FileSource, Progress, upload_part
+from .workspaces import WorkspacesResource
 
 Products = builtins.list[GeorefProductViewModel]
 
@@ -37,17 +38,31 @@ class ProductsResource(APIResource):
                                                   query={"name": name, "workspace": workspace}, **options))
 
     def list(self, workspace: str, **options: Unpack[RequestOptions]) -> Products:
-        """Products of a workspace with bbox, style and description (an empty list is a valid answer, and
-        also what an inaccessible workspace gives)."""
-        return cast(Products, self._call("products.list", query={"workspace": workspace}, **options))
+        """Products of a workspace, given by its id or its name, with bbox, style and description.
+
+        An empty list is a valid answer (an empty workspace).  The service answers an unknown workspace with an
+        empty list too, so then the SDK looks ``workspace`` up (``client.workspaces.resolve``): a name is read
+        as the workspace so named, and neither an id nor a name is a ``NotFoundError`` naming it.
+        """
+        return cast(Products, self._listing("products.list", workspace, options))
 
     def list_light(self, workspace: str, **options: Unpack[RequestOptions]) -> Products:
-        """Products of a workspace with their names and bbox only."""
-        return cast(Products, self._call("products.list_light", query={"workspace": workspace}, **options))
+        """Products of a workspace (its id or its name, as for ``list``) with their names and bbox only."""
+        return cast(Products, self._listing("products.list_light", workspace, options))
 
     def list_names(self, workspace: str, **options: Unpack[RequestOptions]) -> builtins.list[str]:
-        """File names of the products of a workspace."""
-        return cast(builtins.list[str], self._call("products.list_names", query={"workspace": workspace}, **options))
+        """File names of the products of a workspace (its id or its name, as for ``list``)."""
+        return cast(builtins.list[str], self._listing("products.list_names", workspace, options))
+
+    def _listing(self, name: str, workspace: str, options: RequestOptions) -> Any:
+        """The listing ``name`` of ``workspace``; an empty one looks ``workspace`` up as a name (see ``list``)."""
+        found = self._call(name, query={"workspace": workspace}, **options)
+        if found:
+            return found
+        workspace_id = WorkspacesResource(self._client).resolve(workspace, **options)
+        if workspace_id == workspace:
+            return found
+        return self._call(name, query={"workspace": workspace_id}, **options)
 
     def update(self, workspace: str, product: ProductViewModel, **options: Unpack[RequestOptions]) -> None:
         """Change the friendly name, style or description of the product ``product.file_name``.

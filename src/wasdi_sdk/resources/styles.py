@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 from typing import Unpack, cast, overload
 
+from .._lookup import find_one
 from .._resource import APIResource, RequestOptions
 from ..models import PrimitiveResult, StyleSharingViewModel, StyleViewModel
 from .images import FileSource, Progress, download_to, upload_part
@@ -49,6 +50,12 @@ class StylesResource(APIResource):
         """Change a style's description and/or visibility (what is left out stays)."""
         self._call("styles.update_params", query={"styleId": style_id, "description": description, "public": public},
                    **options)
+
+    def find(self, name: str, **options: Unpack[RequestOptions]) -> StyleViewModel:
+        """The style named ``name`` among those the user sees (``NotFoundError`` naming it when there is none)."""
+        listed = self.list(**options)
+        return find_one(listed, name, name_of=lambda s: s.name, id_of=lambda s: s.style_id, noun="style",
+                        call=f"client.styles.find({name!r})")
 
     def list(self, **options: Unpack[RequestOptions]) -> builtins.list[StyleViewModel]:
         """Styles the user owns, that are public, or that are shared with them (an empty list is a valid answer)."""

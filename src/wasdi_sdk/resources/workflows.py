@@ -8,8 +8,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Unpack, cast, overload
 
+from .._lookup import find_one
 from .._resource import APIResource, RequestOptions
-from ..models import PrimitiveResult, SnapWorkflowViewModel, WorkflowSharingViewModel
+from ..models import PrimitiveResult, SnapWorkflowViewModel, StringResult, WorkflowSharingViewModel
 from .images import FileSource, Progress, download_to, upload_part
 
 
@@ -54,6 +55,13 @@ class WorkflowsResource(APIResource):
         self._call("workflows.update_params", query={"workflowid": workflowid, "name": name,
                                                      "description": description, "public": public}, **options)
 
+    def find(self, name: str, **options: Unpack[RequestOptions]) -> SnapWorkflowViewModel:
+        """The workflow named ``name`` among those the user sees (``NotFoundError`` naming it when there is
+        none)."""
+        listed = self.list(**options)
+        return find_one(listed, name, name_of=lambda w: w.name, id_of=lambda w: w.workflow_id, noun="workflow",
+                        call=f"client.workflows.find({name!r})")
+
     def list(self, **options: Unpack[RequestOptions]) -> builtins.list[SnapWorkflowViewModel]:
         """Workflows the user owns, that are public, or that are shared with them.
 
@@ -92,7 +100,7 @@ class WorkflowsResource(APIResource):
     def run(self, *, workspace: str, workflow_id: str, input_file_names: Sequence[str],
             input_node_names: Sequence[str] | None = None, output_file_names: Sequence[str] | None = None,
             output_node_names: Sequence[str] | None = None, template_params: Mapping[str, Any] | None = None,
-            parent: str | None = None, **options: Unpack[RequestOptions]) -> PrimitiveResult:
+            parent: str | None = None, **options: Unpack[RequestOptions]) -> StringResult:
         """Run a workflow on files of ``workspace``; ``string_value`` is the GRAPH process id.
 
         Input files pair with ``input_node_names`` in order (default: the workflow's Read nodes); output
@@ -106,7 +114,7 @@ class WorkflowsResource(APIResource):
             output_file_names=list(output_file_names) if output_file_names else None,
             output_node_names=list(output_node_names) if output_node_names else None,
             template_params=dict(template_params) if template_params else None)
-        return cast(PrimitiveResult, self._call("workflows.run", query={"workspace": workspace, "parent": parent},
+        return cast(StringResult, self._call("workflows.run", query={"workspace": workspace, "parent": parent},
                                                 body=body, **options))
 
     @overload

@@ -5,9 +5,12 @@ from __future__ import annotations
 import builtins
 from typing import Unpack, cast
 
+from .._exceptions import NotFoundError, UnknownIdError
+from .._lookup import find_one
 from .._resource import APIResource, RequestOptions
 from ..models import (
     PrimitiveResult,
+    StringResult,
     WorkspaceEditorViewModel,
     WorkspaceListInfoViewModel,
     WorkspaceSharingViewModel,
@@ -21,15 +24,40 @@ class WorkspacesResource(APIResource):
         """Workspaces the user owns or that are shared with them (an empty list is a valid answer)."""
         return cast(list[WorkspaceListInfoViewModel], self._call("workspaces.list", **options))
 
+    def find(self, name: str, **options: Unpack[RequestOptions]) -> WorkspaceListInfoViewModel:
+        """The workspace named ``name`` among the user's (``NotFoundError`` naming it when there is none,
+        ``ConflictError`` when several have that name)."""
+        listed = self.list(**options)
+        return find_one(listed, name, name_of=lambda w: w.name, id_of=lambda w: w.workspace_id, noun="workspace",
+                        call=f"client.workspaces.find({name!r})")
+
+    def resolve(self, workspace: str, **options: Unpack[RequestOptions]) -> str:
+        """The id of the workspace ``workspace`` is the id or the name of: itself when it is the id of a workspace
+        the user may read, else the id of the one so named; ``NotFoundError`` naming it when it is neither."""
+        listed = self.list(**options)
+        if any(w.workspace_id == workspace for w in listed):
+            return workspace
+        if any(w.name == workspace for w in listed):
+            return find_one(listed, workspace, name_of=lambda w: w.name, id_of=lambda w: w.workspace_id,
+                            noun="workspace", call=f"client.workspaces.resolve({workspace!r})").workspace_id
+        try:
+            self.get(workspace, **options)  # not in the user's list but readable (public, or the user an admin)
+        except UnknownIdError as e:
+            asked = f"client.workspaces.resolve({workspace!r})"
+            raise NotFoundError(f"no workspace {workspace!r}, by id or by name, that this user may read ({asked})",
+                                style=e.style, body=e.body, response=e.response, endpoint=e.endpoint) from e
+        return workspace
+
     def get(self, workspace: str, **options: Unpack[RequestOptions]) -> WorkspaceEditorViewModel:
-        """One workspace.  ``EmptyResultError`` when it does not exist or is not accessible."""
+        """One workspace.  ``UnknownIdError`` (a ``NotFoundError``) naming it when it does not exist or is not
+        accessible; ``AuthenticationError`` when the session is not valid any more."""
         return cast(WorkspaceEditorViewModel, self._call("workspaces.get", query={"workspace": workspace},
                                                          **options))
 
     def create(self, *, name: str | None = None, node: str | None = None,
-               **options: Unpack[RequestOptions]) -> PrimitiveResult:
+               **options: Unpack[RequestOptions]) -> StringResult:
         """Create a workspace; ``string_value`` is its id.  A taken name gets a ``(n)`` suffix."""
-        return cast(PrimitiveResult, self._call("workspaces.create", query={"name": name, "node": node}, **options))
+        return cast(StringResult, self._call("workspaces.create", query={"name": name, "node": node}, **options))
 
     def update(self, workspace: WorkspaceEditorViewModel,
                **options: Unpack[RequestOptions]) -> WorkspaceEditorViewModel:

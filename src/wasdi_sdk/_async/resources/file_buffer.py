@@ -8,7 +8,7 @@ import builtins
 from typing import Unpack, cast
 
 from ..._resource import RequestOptions
-from ...models import ImageImportViewModel, PrimitiveResult, RabbitMessageViewModel, StyleViewModel
+from ...models import ImageImportViewModel, RabbitMessageViewModel, StringResult, StyleViewModel
 from .._resource import AsyncAPIResource
 
 
@@ -25,14 +25,14 @@ class AsyncFileBufferResource(AsyncAPIResource):
         *,
         parent: str | None = None,
         **options: Unpack[RequestOptions],
-    ) -> PrimitiveResult:
+    ) -> StringResult:
         """Copy a product to another workspace: ``string_value`` is the SHARE process id.
 
         When the destination already has a product of that name nothing is copied and ``string_value`` is
         ``"PRODUCT_ALREADY_PRESENT"`` (``bool_value=True``; older servers sent ``False``; no exception).
         """
         return cast(
-            PrimitiveResult,
+            StringResult,
             await self._call(
                 "file_buffer.share",
                 query={
@@ -58,7 +58,7 @@ class AsyncFileBufferResource(AsyncAPIResource):
         volume_name: str | None = None,
         volume_path: str | None = None,
         **options: Unpack[RequestOptions],
-    ) -> PrimitiveResult:
+    ) -> StringResult:
         """Import a file (an http(s) or file:// URL, e.g. a search result's ``link``) into a workspace.
 
         ``string_value`` is the DOWNLOAD process id, or ``DONE`` when the product is already there.
@@ -74,7 +74,7 @@ class AsyncFileBufferResource(AsyncAPIResource):
             volume_name=volume_name,
             volume_path=volume_path,
         )
-        return cast(PrimitiveResult, await self._call("file_buffer.import_product", body=body, **options))
+        return cast(StringResult, await self._call("file_buffer.import_product", body=body, **options))
 
     async def import_product_by_query(
         self,
@@ -87,10 +87,10 @@ class AsyncFileBufferResource(AsyncAPIResource):
         parent: str | None = None,
         platform: str | None = None,
         **options: Unpack[RequestOptions],
-    ) -> PrimitiveResult:
+    ) -> StringResult:
         """The deprecated GET form of ``import_product`` (same answers)."""
         return cast(
-            PrimitiveResult,
+            StringResult,
             await self._call(
                 "file_buffer.import_product_by_query",
                 query={

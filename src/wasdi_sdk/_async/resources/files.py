@@ -10,7 +10,7 @@ from typing import Any, Unpack, cast
 
 from ..._exceptions import NotFoundError
 from ..._resource import RequestOptions
-from ...models import PrimitiveResult
+from ...models import PrimitiveResult, StringResult
 from ...models.file_buffer import FtpTransferViewModel
 from ...resources.images import Progress
 from .._resource import AsyncAPIResource
@@ -93,10 +93,10 @@ class AsyncFilesResource(AsyncAPIResource):
         parent: str | None = None,
         platform: str | None = None,
         **options: Unpack[RequestOptions],
-    ) -> PrimitiveResult:
+    ) -> StringResult:
         """Queue an INGEST of a file already in the workspace folder; ``string_value`` is the process id."""
         return cast(
-            PrimitiveResult,
+            StringResult,
             await self._call(
                 "files.ingest",
                 query={"file": file, "workspace": workspace, "style": style, "parent": parent, "platform": platform},
@@ -113,11 +113,11 @@ class AsyncFilesResource(AsyncAPIResource):
         parent: str | None = None,
         platform: str | None = None,
         **options: Unpack[RequestOptions],
-    ) -> PrimitiveResult:
+    ) -> StringResult:
         """Move ``file`` from the caller's upload (file-transfer) account into the workspace and queue its
         INGEST; ``string_value`` is the process id.  ``NotFoundError`` when the account has no such file."""
         return cast(
-            PrimitiveResult,
+            StringResult,
             await self._call(
                 "files.ingest_upload",
                 query={"file": file, "workspace": workspace, "style": style, "parent": parent, "platform": platform},

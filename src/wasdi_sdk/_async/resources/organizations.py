@@ -7,6 +7,7 @@ from __future__ import annotations
 import builtins
 from typing import Unpack, cast
 
+from ..._lookup import find_one
 from ..._resource import RequestOptions
 from ...models import (
     OrganizationEditorViewModel,
@@ -26,6 +27,18 @@ class AsyncOrganizationsResource(AsyncAPIResource):
     Subscriptions attached to an organization are readable by its owner and by every user it is
     shared with.  Failures raise by meaning: ``BadRequestError`` (unknown id, missing or duplicate
     name), ``PermissionDeniedError`` (no access), ``AuthenticationError`` (no session)."""
+
+    async def find(self, name: str, **options: Unpack[RequestOptions]) -> OrganizationListViewModel:
+        """The organization named ``name`` among the user's (``NotFoundError`` naming it when there is none)."""
+        listed = await self.list(**options)
+        return find_one(
+            listed,
+            name,
+            name_of=lambda o: o.name,
+            id_of=lambda o: o.organization_id,
+            noun="organization",
+            call=f"client.organizations.find({name!r})",
+        )
 
     async def list(self, **options: Unpack[RequestOptions]) -> builtins.list[OrganizationListViewModel]:
         """Organizations the user owns (``read_only`` false) or that are shared with them."""

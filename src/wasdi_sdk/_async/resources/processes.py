@@ -229,7 +229,7 @@ class AsyncProcessesResource(AsyncAPIResource):
 
     async def wait(
         self,
-        procws: str,
+        process_id: str,
         *,
         timeout: float | None = None,
         poll_interval: float = 1.0,
@@ -255,7 +255,7 @@ class AsyncProcessesResource(AsyncAPIResource):
         updates: AsyncProcessUpdates | None = None
         try:
             while True:
-                process = await self.get(procws)
+                process = await self.get(process_id)
                 if on_update is not None:
                     on_update(process)
                 if process.status in FINAL_STATES:
@@ -272,7 +272,7 @@ class AsyncProcessesResource(AsyncAPIResource):
                         await updates.open()
                         if updates.live:
                             continue
-                    await updates.sleep(interval, procws)
+                    await updates.sleep(interval, process_id)
                 interval = min(max_interval, interval * 1.5)
         finally:
             if updates is not None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import builtins
 from typing import Any, Unpack, cast
 
+from ..._lookup import find_one
 from ..._resource import RequestOptions
 from ...models import (
     AppDetailViewModel,
@@ -26,6 +27,18 @@ class AsyncProcessorStoreMethods(AsyncAPIResource):
     """Async twin of ``ProcessorStoreMethods``: the same methods, awaited.
 
     Listing apps, the store, store details, sharing and paying for apps."""
+
+    async def find(self, name: str, **options: Unpack[RequestOptions]) -> DeployedProcessorViewModel:
+        """The app named ``name`` among those the user may run (``NotFoundError`` naming it when there is none)."""
+        listed = await self.list(**options)
+        return find_one(
+            listed,
+            name,
+            name_of=lambda a: a.processor_name,
+            id_of=lambda a: a.processor_id,
+            noun="app",
+            call=f"client.apps.find({name!r})",
+        )
 
     async def list(self, **options: Unpack[RequestOptions]) -> builtins.list[DeployedProcessorViewModel]:
         """Apps the user owns, that are shared with them, or that are public (an empty list is a valid answer)."""

@@ -15,10 +15,10 @@ from typing import Any, Unpack, cast, overload
 from ..._resource import RequestOptions
 from ...models import (
     DeployedProcessorViewModel,
-    PrimitiveResult,
     ProcessorLogViewModel,
     ProcessWorkspaceViewModel,
     RunningProcessorViewModel,
+    StringResult,
 )
 from ...resources.images import FileSource, Progress, upload_part
 from ...resources.processors import Parameters, _encoded
@@ -48,7 +48,7 @@ class AsyncProcessorsResource(AsyncProcessorStoreMethods, AsyncAPIResource):
         force: bool | None = None,
         on_progress: Progress | None = None,
         **options: Unpack[RequestOptions],
-    ) -> PrimitiveResult:
+    ) -> StringResult:
         """Upload an app zip (a path or an open binary file, streamed) and queue its deploy.
 
         ``string_value`` is the process id of the deploy; a taken name is a ``ConflictError``, a bad name or
@@ -57,7 +57,7 @@ class AsyncProcessorsResource(AsyncProcessorStoreMethods, AsyncAPIResource):
         """
         with upload_part(file, None, on_progress) as part:
             return cast(
-                PrimitiveResult,
+                StringResult,
                 await self._call(
                     "processors.upload",
                     query={
@@ -154,8 +154,8 @@ class AsyncProcessorsResource(AsyncProcessorStoreMethods, AsyncAPIResource):
 
     async def help(self, name: str, **options: Unpack[RequestOptions]) -> str:
         """The help text of an app (its readme/help files)."""
-        result = cast(PrimitiveResult, await self._call("processors.help", query={"name": name}, **options))
-        return result.string_value or ""
+        result = cast(StringResult, await self._call("processors.help", query={"name": name}, **options))
+        return result.string_value
 
     async def run(
         self,
@@ -167,7 +167,7 @@ class AsyncProcessorsResource(AsyncProcessorStoreMethods, AsyncAPIResource):
         notify: bool | None = None,
         **options: Unpack[RequestOptions],
     ) -> RunningProcessorViewModel:
-        """Queue a run of an app in a workspace with JSON parameters; ``processing_identifier`` is its process.
+        """Queue a run of an app in a workspace with JSON parameters; ``process_id`` is its process.
 
         A refused run (no access, unknown app or workspace, unpaid app ...) comes as status ERROR with a
         message and raises ``APIError`` carrying that message (the answer has no status to say more).
@@ -223,7 +223,7 @@ class AsyncProcessorsResource(AsyncProcessorStoreMethods, AsyncAPIResource):
         unless ``raise_on_failure=False``, ``ProcessTimeoutError`` after ``timeout`` seconds)."""
         started = await self.run(name=name, workspace=workspace, params=params)
         return await AsyncProcessesResource(self._client).wait(
-            str(started.processing_identifier),
+            started.process_id,
             timeout=timeout,
             poll_interval=poll_interval,
             max_interval=2.0,

@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 from typing import Unpack, cast, overload
 
+from ..._lookup import find_one
 from ..._resource import RequestOptions
 from ...models import PrimitiveResult, StyleSharingViewModel, StyleViewModel
 from ...resources.images import FileSource, Progress, upload_part
@@ -84,6 +85,18 @@ class AsyncStylesResource(AsyncAPIResource):
         """Change a style's description and/or visibility (what is left out stays)."""
         await self._call(
             "styles.update_params", query={"styleId": style_id, "description": description, "public": public}, **options
+        )
+
+    async def find(self, name: str, **options: Unpack[RequestOptions]) -> StyleViewModel:
+        """The style named ``name`` among those the user sees (``NotFoundError`` naming it when there is none)."""
+        listed = await self.list(**options)
+        return find_one(
+            listed,
+            name,
+            name_of=lambda s: s.name,
+            id_of=lambda s: s.style_id,
+            noun="style",
+            call=f"client.styles.find({name!r})",
         )
 
     async def list(self, **options: Unpack[RequestOptions]) -> builtins.list[StyleViewModel]:

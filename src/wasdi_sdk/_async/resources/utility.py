@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Unpack, cast
 
 from ..._resource import RequestOptions
-from ...models import FeedbackViewModel, PrimitiveResult
+from ...models import FeedbackViewModel, PrimitiveResult, StringResult
 from .._resource import AsyncAPIResource
 
 
@@ -16,9 +16,9 @@ class AsyncUtilityResource(AsyncAPIResource):
 
     /wasdi."""
 
-    async def hello(self, **options: Unpack[RequestOptions]) -> PrimitiveResult:
+    async def hello(self, **options: Unpack[RequestOptions]) -> StringResult:
         """Health check; ``string_value`` holds the server's greeting."""
-        return cast(PrimitiveResult, await self._call("utility.hello", **options))
+        return cast(StringResult, await self._call("utility.hello", **options))
 
     async def feedback(self, *, title: str, message: str, **options: Unpack[RequestOptions]) -> PrimitiveResult:
         """Send feedback to the operators by e-mail."""

@@ -10,8 +10,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Unpack, cast, overload
 
+from ..._lookup import find_one
 from ..._resource import RequestOptions
-from ...models import PrimitiveResult, SnapWorkflowViewModel, WorkflowSharingViewModel
+from ...models import PrimitiveResult, SnapWorkflowViewModel, StringResult, WorkflowSharingViewModel
 from ...resources.images import FileSource, Progress, upload_part
 from .._resource import AsyncAPIResource
 from .images import download_to
@@ -87,6 +88,19 @@ class AsyncWorkflowsResource(AsyncAPIResource):
             **options,
         )
 
+    async def find(self, name: str, **options: Unpack[RequestOptions]) -> SnapWorkflowViewModel:
+        """The workflow named ``name`` among those the user sees (``NotFoundError`` naming it when there is
+        none)."""
+        listed = await self.list(**options)
+        return find_one(
+            listed,
+            name,
+            name_of=lambda w: w.name,
+            id_of=lambda w: w.workflow_id,
+            noun="workflow",
+            call=f"client.workflows.find({name!r})",
+        )
+
     async def list(self, **options: Unpack[RequestOptions]) -> builtins.list[SnapWorkflowViewModel]:
         """Workflows the user owns, that are public, or that are shared with them.
 
@@ -146,7 +160,7 @@ class AsyncWorkflowsResource(AsyncAPIResource):
         template_params: Mapping[str, Any] | None = None,
         parent: str | None = None,
         **options: Unpack[RequestOptions],
-    ) -> PrimitiveResult:
+    ) -> StringResult:
         """Run a workflow on files of ``workspace``; ``string_value`` is the GRAPH process id.
 
         Input files pair with ``input_node_names`` in order (default: the workflow's Read nodes); output
@@ -163,7 +177,7 @@ class AsyncWorkflowsResource(AsyncAPIResource):
             template_params=dict(template_params) if template_params else None,
         )
         return cast(
-            PrimitiveResult,
+            StringResult,
             await self._call("workflows.run", query={"workspace": workspace, "parent": parent}, body=body, **options),
         )
 
