@@ -16,12 +16,12 @@ import typer
 from .. import connection, output
 from ..errors import USAGE, CliError
 from ..lookup import by_id_or_name, named
-from ..options import BaseUrlOpt, DownloadOutOpt, JsonOpt, ProfileOpt, PublicOpt, QuietOpt, YesOpt
+from ..options import BaseUrlOpt, DownloadOutOpt, JsonOpt, ProfileOpt, PublicOpt, QuietOpt, WorkspaceOpt, YesOpt
 from ..output import Output, message, progress, save_download
 from ..waiting import follow, wait_bar
 from . import app_sharing, app_templates
 from .processes import logs as process_logs
-from .workspaces import resolve_workspace
+from .workspaces import optional_workspace, resolve_workspace
 
 if TYPE_CHECKING:
     from wasdi_sdk import WasdiClient
@@ -31,7 +31,6 @@ app = typer.Typer(name="apps", help="Apps: scaffold, deploy, run, follow, list, 
                   no_args_is_help=True)
 
 AppArg = Annotated[str, typer.Argument(metavar="ID_OR_NAME", help="App id, or its name.")]
-WorkspaceOpt = Annotated[str, typer.Option("--ws", metavar="ID_OR_NAME", help="Workspace id, or its exact name.")]
 DescriptionOpt = Annotated[str | None, typer.Option("--description", help="Description of the app.")]
 TimeoutOpt = Annotated[int | None, typer.Option("--timeout", help="Minutes a run may take (0: no limit).")]
 IGNORE_FILE = ".wasdiignore"
@@ -202,7 +201,7 @@ def deploy(
         from wasdi_sdk import ConflictError
 
         with connection.client(profile, base_url) as client:
-            workspace_id = resolve_workspace(client, workspace)[0] if workspace else None
+            workspace_id = optional_workspace(client, workspace)
             with progress(f"Uploading {app_name}", archive.stat().st_size) as advance:
                 # Deploying again under the name of one's own app is how an app is changed ("fix the app and
                 # deploy again"); another user's name is never replaced, not even by an admin, unless --force.
@@ -323,7 +322,7 @@ def _parameters(value: str | None) -> str:
 @app.command()
 def run(
     app_name: Annotated[str, typer.Argument(metavar="NAME", help="The app's name.")],
-    workspace: WorkspaceOpt,
+    workspace: WorkspaceOpt = None,
     params: Annotated[str | None, typer.Option("--params", metavar="FILE|JSON",
                                                help="Parameters: a JSON object, or a JSON file.")] = None,
     wait: Annotated[bool, typer.Option("--wait", help="Wait for the end, with a progress bar.")] = False,
@@ -539,8 +538,6 @@ def packages(
             out.item(manager, MANAGER_FIELDS, id_of=lambda m: m.version)
             return
         if reset:
-            if not workspace:
-                raise CliError("a reset rebuilds the environment, listed in a workspace: give --ws", USAGE)
             workspace_id, _ = resolve_workspace(client, workspace)
             if _queue_and_wait(client, workspace_id, "REDEPLOYPROCESSOR", name,
                                lambda: client.package_manager.reset_actions(processor_id=app_id,
@@ -552,8 +549,6 @@ def packages(
                     f"{shlex.quote(name)}'")
             return
         if changes:
-            if not workspace:
-                raise CliError("a package change is listed in a workspace: give --ws", USAGE)
             action, value = changes[0]
             spec_name, _, version = value.partition("==")
             command = f"{action}/{spec_name}" + (f"/{version}" if version else "")
@@ -635,7 +630,8 @@ def cwl(
 
 
 RebuildWorkspaceOpt = Annotated[str | None, typer.Option("--ws", metavar="ID_OR_NAME",
-                                                         help="Workspace to list the operation in.")]
+                                                         help="Workspace to list the operation in (default: "
+                                                              "the profile's, if set).")]
 
 
 @app.command()
@@ -644,7 +640,7 @@ def redeploy(app_ref: AppArg, workspace: RebuildWorkspaceOpt = None, wait: WaitO
     """Rebuild an app's environment from its files (after a failed build, or to pick up new base images)."""
     with connection.client(profile, base_url) as client:
         app_id, entry = resolve_app(client, app_ref)
-        workspace_id = resolve_workspace(client, workspace)[0] if workspace else None
+        workspace_id = optional_workspace(client, workspace)
         name = str(entry.processor_name)
         if _queue_and_wait(client, workspace_id, "REDEPLOYPROCESSOR", name,
                            lambda: client.processors.redeploy(app_id, workspace=workspace_id), wait,
@@ -660,7 +656,7 @@ def libupdate(app_ref: AppArg, workspace: RebuildWorkspaceOpt = None, wait: Wait
     """Refresh the official WASDI library in an app's environment, without a full rebuild."""
     with connection.client(profile, base_url) as client:
         app_id, entry = resolve_app(client, app_ref)
-        workspace_id = resolve_workspace(client, workspace)[0] if workspace else None
+        workspace_id = optional_workspace(client, workspace)
         name = str(entry.processor_name)
         if _queue_and_wait(client, workspace_id, "LIBRARYUPDATE", name,
                            lambda: client.processors.update_libraries(app_id, workspace=workspace_id), wait,

@@ -19,7 +19,7 @@ METHOD_NOT_ALLOWED = 405
 def import_(
     url: Annotated[str, typer.Argument(metavar="URL", help="http(s) or file:// URL of the file (e.g. a search "
                                                             "result's link).")],
-    workspace: WorkspaceOpt,
+    workspace: WorkspaceOpt = None,
     name: Annotated[str | None, typer.Option("--name", help="File name in the workspace (default: from the URL).")]
     = None,
     provider: Annotated[str | None, typer.Option("--provider", help="Data provider code (default: the server's).")]

@@ -31,7 +31,8 @@ def has_display() -> bool:
 
 @app.command("open")
 def open_(
-    workspace: Annotated[str, typer.Option("--ws", metavar="ID_OR_NAME", help="Workspace id, or its exact name.")],
+    workspace: Annotated[str | None, typer.Option("--ws", metavar="ID_OR_NAME", help="Workspace id, or its exact "
+                                                  "name (default: the profile's, set by 'wasdi ws use').")] = None,
     timeout: Annotated[float, typer.Option(help="Seconds to wait for the notebook to start.")] = 180.0,
     no_browser: Annotated[bool, typer.Option("--no-browser", help="Only print the address.")] = False,
     profile: ProfileOpt = None,

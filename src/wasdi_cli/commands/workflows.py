@@ -185,9 +185,9 @@ def _params(pairs: list[str]) -> dict[str, str]:
 @app.command()
 def run(
     workflow: WorkflowArg,
-    workspace: WorkspaceOpt,
     inputs: Annotated[list[str], typer.Option("--input", "-i", metavar="FILE",
                                               help="Input file of the workspace, once per Read node, in order.")],
+    workspace: WorkspaceOpt = None,
     outputs: Annotated[list[str] | None, typer.Option("--output", "-o", metavar="FILE",
                                                       help="Output file name, once per Write node (default: "
                                                            "<input>_<workflow>).")] = None,
