@@ -63,7 +63,7 @@ def checked_base_url(text: str) -> str:
     """``text`` as a base URL: ``http://`` is added to a local address written without a scheme
     (``127.0.0.1:8080``); any other address without one, or another scheme, is a usage error saying what to write."""
     url = normalize_url(text)
-    if "://" not in url:
+    if "://" not in text:
         host = url.split("/", 1)[0]
         name = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
         if name in LOOPBACK_HOSTS or name.startswith("127."):
@@ -72,7 +72,7 @@ def checked_base_url(text: str) -> str:
                        "without TLS)", USAGE)
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise CliError(f"the base URL '{url}' is not an http:// or https:// address: write it like "
+        raise CliError(f"the base URL '{text.strip()}' is not an http:// or https:// address: write it like "
                        "https://www.wasdi.net/wasdiwebserver/rest or http://127.0.0.1:8080", USAGE)
     return url
 
@@ -149,6 +149,23 @@ def connect(target: Target, *, require_session: bool = True) -> WasdiClient:
                            f"{target.profile.base_url}; run '{command} --base-url {where}'", AUTH)
         raise CliError(f"not logged in to {where} (profile '{target.profile_name}'); run '{command}'", AUTH)
     return make_client(target.base_url, target.token)
+
+
+def confirm_session_of_empty_listing() -> None:
+    """Raise the invalid-session error when the command's session is not valid any more: listings answer ``[]``
+    for an unknown session too (failure style C), so an empty one is checked before "nothing there" is shown."""
+    target = _current
+    if target is None or not target.token:
+        return
+    from wasdi_sdk import AuthenticationError, EmptyResultError, WasdiError
+
+    try:
+        with make_client(target.base_url, target.token) as checker:
+            checker.auth.check_session()
+    except (AuthenticationError, EmptyResultError) as e:
+        raise session_not_valid(target) from e
+    except WasdiError:
+        return  # cannot tell: show the empty listing as it is
 
 
 def confirm_session_if_empty(client: WasdiClient, items: list[Any]) -> list[Any]:

@@ -111,7 +111,12 @@ class Output:
     # -- data (stdout) ---------------------------------------------------------------------
     def items(self, models: Sequence[WireModel], columns: Sequence[Column], *,
               id_of: Callable[[Any], Any], empty: str = "nothing to show") -> None:
-        """A list: a JSON array of wire dicts, the ids, or a table with one row per model."""
+        """A list: a JSON array of wire dicts, the ids, or a table with one row per model.  An empty list is
+        shown only once the command's session is known to be valid (an unknown session also lists nothing)."""
+        if not models:
+            from .connection import confirm_session_of_empty_listing  # here: connection imports this module's kin
+
+            confirm_session_of_empty_listing()
         if self.json:
             self._json([m.to_wire() for m in models])
         elif self.quiet:

@@ -77,8 +77,8 @@ def _origin(url: httpx.URL) -> str:
 def _plain_http(request: httpx.Request) -> ConnectionProblem:
     url = request.url
     return ConnectionProblem(
-        f"{_origin(url)} speaks plain HTTP, not TLS: write the base URL with http:// instead of https:// "
-        f"(http://{url.netloc.decode()}...)", request=request)
+        f"{_origin(url)} speaks plain HTTP, not TLS: write the base URL with http:// instead of https://",
+        request=request)
 
 
 def _causes(error: BaseException) -> Iterator[BaseException]:
