@@ -150,6 +150,27 @@ def test_run_follows_the_log_and_exits_non_zero_unless_done(alice: Cli, wasdi_ap
     assert script.split(";")[0].removeprefix("echo ") in logs.stdout
 
 
+def test_ctrl_c_on_a_followed_run_says_the_run_goes_on_and_how_to_stop_it(
+        alice: Cli, wasdi_app: WasdiApp, tmp_path: Path, workspace: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from wasdi_sdk.events.updates import ProcessUpdates
+
+    deploy_scaffold(alice, tmp_path)
+    monkeypatch.setattr(wasdi_app.services.apps, "engine", lambda doc: ScriptEngine("sleep 30"))
+
+    def interrupt(self: ProcessUpdates, seconds: float, process_id: str | None = None) -> None:
+        raise KeyboardInterrupt  # what Ctrl-C raises in the wait
+
+    monkeypatch.setattr(ProcessUpdates, "sleep", interrupt)
+    result = alice("apps", "run", "hello", "--ws", workspace, "--follow")
+    assert result.exit_code == 130
+    process_id = result.stdout.strip()
+    assert lines(result.stderr)[-1] == (
+        f"Error: interrupted: only the wait ended, the run {process_id} of 'hello' goes on on the server: wait again "
+        f"with 'wasdi apps logs {process_id} --follow', or stop it with 'wasdi processes stop {process_id}'")
+    assert wasdi_app.services.processes.get(process_id)["status"] not in ("STOPPED", "ERROR")
+    assert alice("processes", "stop", process_id).exit_code == 0
+
+
 def test_run_reports_a_refusal_as_a_sentence(alice: Cli, workspace: str) -> None:
     result = alice("apps", "run", "nope", "--ws", workspace)
     assert result.exit_code == 1

@@ -63,3 +63,39 @@ def test_a_scene_name_instead_of_a_link_says_how_to_find_the_link(alice: Cli, ws
 def test_import_name_needs_a_single_link(alice: Cli, ws: str) -> None:
     result = alice("import", "http://a.example/1.tif", "http://a.example/2.tif", "--ws", "floods", "--name", "x.tif")
     assert result.exit_code == 2 and "--name names one file" in result.stderr
+
+
+def _rendered(unit: str, completed: int, total: int) -> str:
+    import io
+
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from wasdi_cli import output
+
+    console = Console(file=io.StringIO(), width=120, color_system=None)
+    bar = Progress(*output.progress_columns(unit), console=console)
+    bar.add_task("Running hello", total=total, completed=completed)
+    console.print(bar.get_renderable())
+    text = console.file.getvalue()
+    assert isinstance(text, str)
+    return text
+
+
+def test_progress_bars_count_in_their_unit(monkeypatch: pytest.MonkeyPatch) -> None:
+    from wasdi_cli import output, waiting
+
+    percent = _rendered("percent", 13, 100)
+    assert " 13%" in percent and "bytes" not in percent and "13/100" not in percent
+    assert "13/100 bytes" in _rendered("bytes", 13, 100)  # uploads and downloads count bytes
+    units: list[str | None] = []
+    real = output.progress
+
+    def recording(description: str, total: float | None = None, *, unit: str = "bytes") -> object:
+        units.append(unit)
+        return real(description, total, unit=unit)
+
+    monkeypatch.setattr(waiting, "progress", recording)
+    with waiting.wait_bar("Running hello"):
+        pass
+    assert units == ["percent"]  # every wait on a process (runs, imports, builds) counts percent

@@ -18,7 +18,7 @@ from ..errors import USAGE, CliError
 from ..lookup import by_id_or_name, named
 from ..options import BaseUrlOpt, DownloadOutOpt, JsonOpt, ProfileOpt, PublicOpt, QuietOpt, WorkspaceOpt, YesOpt
 from ..output import Output, message, progress, save_download
-from ..waiting import follow, wait_bar
+from ..waiting import follow, interrupted, wait_bar
 from . import app_sharing, app_templates
 from .processes import logs as process_logs
 from .workspaces import optional_workspace, resolve_workspace
@@ -335,10 +335,8 @@ def run(
     base_url: BaseUrlOpt = None,
 ) -> None:
     """Run an app in a workspace; prints the run's process id.  With --wait/--follow exits 1 when the run ends
-    in ERROR or STOPPED."""
+    in ERROR or STOPPED.  Ctrl-C ends the wait (exit 130), not the run."""
     from wasdi_sdk import APIError
-    from wasdi_sdk.events.updates import ProcessUpdates
-    from wasdi_sdk.helpers import FINAL_STATES
 
     body = _parameters(params)
     with connection.client(profile, base_url) as client:
@@ -358,29 +356,43 @@ def run(
         if not (wait or follow):
             message(f"Started '{app_name}': follow it with 'wasdi apps logs {process_id} --follow'")
             return
-        next_row, done, status = 0, 0, ""
-        # The workspace's messages wake the loop when the run changes; without them it polls.
-        with progress(f"Running {app_name}", total=100) as advance, ProcessUpdates(client, workspace_id) as updates:
-            while True:
-                state = client.processes.get(process_id)
-                status = str(state.status)
-                perc = int(state.progress_perc or 0)
-                advance(max(0, perc - done))
-                done = max(done, perc)
-                if follow:
-                    rows = client.processors.list_logs(process_id, startrow=next_row)
-                    for row in rows:
-                        message(row.log_row or "")
-                        next_row = max(next_row, (row.row_number or 0) + 1)
-                if status in FINAL_STATES:
-                    break
-                updates.sleep(interval, process_id)
-            if follow:
-                for row in client.processors.list_logs(process_id, startrow=next_row):
-                    message(row.log_row or "")
+        try:
+            status = _watch_run(client, workspace_id, app_name, process_id, follow, interval)
+        except KeyboardInterrupt as e:
+            again = f"wasdi apps logs {process_id} --follow" if follow else f"wasdi processes wait {process_id}"
+            raise interrupted(f"the run {process_id} of '{app_name}'", process_id, again) from e
     if status != "DONE":
         raise CliError(f"the run {process_id} of '{app_name}' ended {status}: see 'wasdi apps logs {process_id}'")
     message(f"The run {process_id} of '{app_name}' is DONE")
+
+
+def _watch_run(client: "WasdiClient", workspace_id: str, app_name: str, process_id: str, follow: bool,
+               interval: float) -> str:
+    """Show the run's progress (and with ``follow`` its log lines) until it ends; its final status."""
+    from wasdi_sdk.events.updates import ProcessUpdates
+    from wasdi_sdk.helpers import FINAL_STATES
+
+    next_row, done, status = 0, 0, ""
+    # The workspace's messages wake the loop when the run changes; without them it polls.
+    with wait_bar(f"Running {app_name}") as advance, ProcessUpdates(client, workspace_id) as updates:
+        while True:
+            state = client.processes.get(process_id)
+            status = str(state.status)
+            perc = int(state.progress_perc or 0)
+            advance(max(0, perc - done))
+            done = max(done, perc)
+            if follow:
+                rows = client.processors.list_logs(process_id, startrow=next_row)
+                for row in rows:
+                    message(row.log_row or "")
+                    next_row = max(next_row, (row.row_number or 0) + 1)
+            if status in FINAL_STATES:
+                break
+            updates.sleep(interval, process_id)
+        if follow:
+            for row in client.processors.list_logs(process_id, startrow=next_row):
+                message(row.log_row or "")
+    return status
 
 
 @app.command("list")

@@ -63,6 +63,8 @@ def import_(
     wrong = [sentence for sentence in map(not_a_link, urls) if sentence]
     if len(wrong) == len(urls):
         raise CliError("; ".join(wrong), USAGE)
+    from wasdi_sdk import WasdiError
+
     failed: list[str] = []
     with connection.connect(connection.resolve(profile, base_url)) as client:
         workspace_id, _ = resolve_workspace(client, workspace)
@@ -73,9 +75,7 @@ def import_(
                 try:
                     started.append((url, _start(client, url, workspace_id, name, provider, platform)))
                     continue
-                except CliError:
-                    raise
-                except Exception as e:  # noqa: BLE001 - the next URLs go on; this one is reported by its sentence
+                except WasdiError as e:  # the next URLs go on; this one is reported by its sentence
                     if connection.session_failure(e) is not None or len(urls) == 1:
                         raise
                     why = message_for(e)
