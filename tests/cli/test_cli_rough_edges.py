@@ -99,3 +99,51 @@ def test_progress_bars_count_in_their_unit(monkeypatch: pytest.MonkeyPatch) -> N
     with waiting.wait_bar("Running hello"):
         pass
     assert units == ["percent"]  # every wait on a process (runs, imports, builds) counts percent
+
+
+def _usage_lines(command: object, ctx: object) -> list[str]:
+    found = [command.get_usage(ctx)]  # type: ignore[attr-defined]
+    list_commands = getattr(command, "list_commands", None)
+    for name in list_commands(ctx) if list_commands else []:
+        sub = command.get_command(ctx, name)  # type: ignore[attr-defined]
+        found += _usage_lines(sub, sub.make_context(name, [], parent=ctx, resilient_parsing=True))
+    return found
+
+
+@pytest.mark.parametrize("which", ["wasdi", "wasdi-server"])
+def test_usage_lines_name_arguments_as_people_type_them(which: str) -> None:
+    import typer.main
+
+    if which == "wasdi":
+        from wasdi_cli.main import app
+    else:
+        from wasdi_server.cli import app
+    root = typer.main.get_command(app)
+    usages = _usage_lines(root, root.make_context(which, [], resilient_parsing=True))
+    assert len(usages) > 10
+    odd = [usage for usage in usages if "{" in usage or "[[" in usage or "...}" in usage]
+    assert odd == []
+    if which == "wasdi":
+        assert "Usage: wasdi import [OPTIONS] URL..." in usages
+        assert "Usage: wasdi maps url [OPTIONS] [LAYER]" in usages
+        assert "Usage: wasdi ws show [OPTIONS] ID_OR_NAME" in usages
+
+
+def _run(script: str, *args: str) -> tuple[int, str]:
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", f"from {script}.entry import main; raise SystemExit(main())",
+                           *args], capture_output=True, text=True, timeout=60, env={"NO_COLOR": "1", "PATH": ""})
+    return done.returncode, done.stdout
+
+
+def test_wasdi_server_help_is_plain_when_piped_and_both_commands_have_a_version() -> None:
+    code, text = _run("wasdi_server", "--help")
+    assert code == 0 and "Usage: wasdi-server [OPTIONS] COMMAND [ARGS]..." in text
+    assert not any(box in text for box in "╭╮╰╯│─"), text
+    assert "--version" in text
+    from importlib.metadata import version
+
+    assert _run("wasdi_server", "--version") == (0, f"wasdi-server {version('wasdi-toolkit')}\n")
+    assert _run("wasdi_cli", "--version") == (0, f"wasdi {version('wasdi-toolkit')}\n")

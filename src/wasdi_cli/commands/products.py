@@ -33,18 +33,33 @@ def _published(product: Any) -> str:
     return ", ".join(f"{b.name}: layer {b.layer_id}" for b in bands if b.published)
 
 
+def nwse(bbox: str | None) -> str:
+    """A product's footprint as ``N,W,S,E`` (what ``wasdi search --bbox`` takes), from the service's ten numbers
+    (the corners as latitude,longitude pairs); anything else as it is."""
+    if not bbox:
+        return ""
+    try:
+        numbers = [float(part) for part in bbox.split(",")]
+    except ValueError:
+        return bbox
+    if len(numbers) < 4 or len(numbers) % 2:
+        return bbox
+    lats, lons = numbers[0::2], numbers[1::2]
+    return ",".join(f"{round(value, 6):g}" for value in (max(lats), min(lons), min(lats), max(lons)))
+
+
 LIST_COLUMNS = (
     ("file", lambda p: p.file_name),
     ("name", lambda p: p.product_friendly_name),
     ("bands", _bands),
     ("style", lambda p: p.style),
-    ("bbox", lambda p: p.bbox),
+    ("N,W,S,E", lambda p: nwse(p.bbox)),
 )
 
 LIGHT_COLUMNS = (
     ("file", lambda p: p.file_name),
     ("name", lambda p: p.product_friendly_name or p.name),
-    ("bbox", lambda p: p.bbox),
+    ("N,W,S,E", lambda p: nwse(p.bbox)),
 )
 
 GENERATING = "Generating Metadata, try later"
@@ -55,7 +70,7 @@ SHOW_FIELDS = (
     ("name", lambda p: p.name),
     ("friendly name", lambda p: p.product_friendly_name),
     ("bands", _bands),
-    ("bbox", lambda p: p.bbox),
+    ("bbox (N,W,S,E)", lambda p: nwse(p.bbox)),
     ("style", lambda p: p.style),
     ("description", lambda p: p.description),
     ("published", _published),
