@@ -147,3 +147,13 @@ def test_wasdi_server_help_is_plain_when_piped_and_both_commands_have_a_version(
 
     assert _run("wasdi_server", "--version") == (0, f"wasdi-server {version('wasdi-toolkit')}\n")
     assert _run("wasdi_cli", "--version") == (0, f"wasdi {version('wasdi-toolkit')}\n")
+
+
+def test_market_list_on_an_empty_store_says_how_to_publish(alice: Cli) -> None:
+    result = alice("market", "list")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == ""
+    assert "The store has no apps you can see yet. To publish one of yours: 'wasdi apps deploy DIR', then " \
+           "'wasdi market publish APP --show'" in result.stderr
+    filtered = alice("market", "list", "--name", "ndvi")
+    assert filtered.exit_code == 0 and lines(filtered.stderr) == ["No apps match."]
