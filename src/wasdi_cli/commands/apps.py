@@ -516,7 +516,11 @@ def packages(
     manager_version: Annotated[bool, typer.Option("--manager-version", help="The package manager of the "
                                                                             "environment and its version.")] = False,
     workspace: Annotated[str | None, typer.Option("--ws", metavar="ID_OR_NAME",
-                                                  help="Workspace to list a change in (needed to change).")] = None,
+                                                  help="Workspace to list a change in (needed to change; default: "
+                                                       "the profile's).")] = None,
+    folder: Annotated[Path | None, typer.Option("--dir", metavar="DIR", help="The app's folder you deploy from: "
+                                                "--add/--remove/--upgrade also change its pip.txt, so the next "
+                                                "deploy keeps the change.")] = None,
     wait: WaitOpt = False,
     profile: ProfileOpt = None,
     base_url: BaseUrlOpt = None,
@@ -565,14 +569,24 @@ def packages(
             spec_name, _, version = value.partition("==")
             command = f"{action}/{spec_name}" + (f"/{version}" if version else "")
             workspace_id, _ = resolve_workspace(client, workspace)
-            if _queue_and_wait(client, workspace_id, "ENVIRONMENTUPDATE", name,
-                               lambda: client.package_manager.update_environment(
-                                   processor_id=app_id, workspace=workspace_id, update_command=command),
-                               wait, f"{PACKAGE_VERBS[action][0]} {value} in app '{name}'",
-                               f"{PACKAGE_VERBS[action][1]} {value} in app '{name}'"):
+            if folder is not None and not folder.is_dir():
+                raise CliError(f"--dir {folder} is not a folder: give the app's folder (the one you deploy)", USAGE)
+            if not _queue_and_wait(client, workspace_id, "ENVIRONMENTUPDATE", name,
+                                   lambda: client.package_manager.update_environment(
+                                       processor_id=app_id, workspace=workspace_id, update_command=command),
+                                   wait, f"{PACKAGE_VERBS[action][0]} {value} in app '{name}'",
+                                   f"{PACKAGE_VERBS[action][1]} {value} in app '{name}'"):
+                message(f"Queued {action} {value} for app '{name}' (--wait waits for it): see 'wasdi apps "
+                        f"build-log {shlex.quote(name)}'")
+            if folder is None:
+                message(f"Note: {value} changes the environment on the server only; the next deploy rebuilds it "
+                        "from your folder's pip.txt and drops the change: write it there too, or give --dir DIR "
+                        "(the app's folder) to have it written")
                 return
-            message(f"Queued {action} {value} for app '{name}' (--wait waits for it): see 'wasdi apps build-log "
-                    f"{shlex.quote(name)}'")
+            from ..pip_file import record
+
+            _, change = record(folder, action, spec_name, version or None)
+            message(f"Also {change}: the next 'wasdi apps deploy {shlex.quote(str(folder))}' keeps it")
             return
         rows = client.package_manager.list_packages(name)
     out.items(rows, PACKAGE_COLUMNS, id_of=lambda p: p.package_name, empty="No packages.")
