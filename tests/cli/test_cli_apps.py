@@ -149,7 +149,8 @@ def test_packages_add_reaches_the_folders_pip_txt_so_a_deploy_keeps_it(alice: Cl
     stored = wasdi_app.services.settings.apps_root / "hello" / "pip.txt"
     assert "six==1.16.0" in stored.read_text().splitlines()  # what the next build installs
 
-    assert alice("apps", "packages", "hello", "--upgrade", "Six", "--ws", workspace, "--dir", str(folder)).exit_code == 0
+    upgraded = alice("apps", "packages", "hello", "--upgrade", "Six", "--ws", workspace, "--dir", str(folder))
+    assert upgraded.exit_code == 0, upgraded.output
     assert [line for line in pip_txt.read_text().splitlines() if "six" in line.lower()] == ["Six"]
     assert alice("apps", "packages", "hello", "--remove", "six", "--ws", workspace, "--dir", str(folder)).exit_code == 0
     assert "six" not in pip_txt.read_text().lower()
