@@ -157,3 +157,22 @@ def test_market_list_on_an_empty_store_says_how_to_publish(alice: Cli) -> None:
            "'wasdi market publish APP --show'" in result.stderr
     filtered = alice("market", "list", "--name", "ndvi")
     assert filtered.exit_code == 0 and lines(filtered.stderr) == ["No apps match."]
+
+
+def test_uploads_ingest_moves_sftp_uploads_into_a_workspace(alice: Cli, ws: str) -> None:
+    folder = alice.app.services.uploads.folder(ALICE)  # where the SFTP service writes the account's files
+    folder.mkdir(parents=True)
+    make_geotiff(folder / "a.tif")
+    make_geotiff(folder / "b.tif")
+    result = alice("uploads", "ingest", "a.tif", "missing.tif", "--ws", "floods")
+    assert result.exit_code == 1
+    assert result.stdout == "a.tif\n"
+    assert "Failed: missing.tif: no such file in your upload folder ('wasdi uploads files' lists them)" \
+        in result.stderr
+    assert lines(result.stderr)[-1] == "Error: 1 of 2 files were not ingested: missing.tif"
+    rest = alice("uploads", "ingest", "--all", "--ws", "floods")
+    assert rest.exit_code == 0, rest.output
+    assert rest.stdout == "b.tif\n"
+    assert sorted(alice.sdk(alice.token()).products.list_names(ws)) == ["a.tif", "b.tif"]
+    assert not (folder / "a.tif").exists()
+    assert alice("uploads", "ingest", "--ws", "floods").exit_code == 2
