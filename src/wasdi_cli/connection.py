@@ -65,7 +65,10 @@ def checked_base_url(text: str) -> str:
     url = normalize_url(text)
     if "://" not in text:
         host = url.split("/", 1)[0]
-        name = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+        if host.startswith("["):
+            name = host.split("]", 1)[0] + "]"  # [::1]:8080
+        else:
+            name = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
         if name in LOOPBACK_HOSTS or name.startswith("127."):
             return "http://" + url
         raise CliError(f"the base URL '{url}' has no scheme: write https://{url} (or http://{url} for a server "
