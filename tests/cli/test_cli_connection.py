@@ -49,8 +49,14 @@ def test_a_server_that_never_answers_ends_at_the_connect_deadline(real_client: C
     assert elapsed < 8, elapsed
 
 
-def test_the_deadline_is_ten_seconds() -> None:
-    assert transport.DeadlineTransport().connect_deadline == 10.0
+def test_the_installed_command_connects_with_a_ten_second_deadline() -> None:
+    client = REAL_MAKE_CLIENT("http://127.0.0.1:8080", None)
+    try:
+        used = client._http._transport
+        assert isinstance(used, transport.DeadlineTransport) and used.connect_deadline == 10.0
+    finally:
+        client.close()
+    assert used._pool._connections == []  # closed with the client: nothing left open
 
 
 def test_a_local_base_url_without_a_scheme_gets_http(cli: Cli) -> None:

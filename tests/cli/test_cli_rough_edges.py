@@ -133,8 +133,11 @@ def _run(script: str, *args: str) -> tuple[int, str]:
     import subprocess
     import sys
 
+    import os
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("WASDI", "COLUMNS"))} | {"NO_COLOR": "1"}
     done = subprocess.run([sys.executable, "-c", f"from {script}.entry import main; raise SystemExit(main())",
-                           *args], capture_output=True, text=True, timeout=60, env={"NO_COLOR": "1", "PATH": ""})
+                           *args], capture_output=True, text=True, timeout=60, env=env)
     return done.returncode, done.stdout
 
 
