@@ -130,10 +130,9 @@ def test_usage_lines_name_arguments_as_people_type_them(which: str) -> None:
 
 
 def _run(script: str, *args: str) -> tuple[int, str]:
+    import os
     import subprocess
     import sys
-
-    import os
 
     env = {k: v for k, v in os.environ.items() if not k.startswith(("WASDI", "COLUMNS"))} | {"NO_COLOR": "1"}
     done = subprocess.run([sys.executable, "-c", f"from {script}.entry import main; raise SystemExit(main())",

@@ -8,10 +8,9 @@ import typer
 
 from .. import connection
 from ..errors import CliError
-from ..options import BaseUrlOpt, JsonOpt, ProfileOpt, QuietOpt
+from ..options import BaseUrlOpt, JsonOpt, ProfileOpt, QuietOpt, WorkspaceOpt
 from ..output import Output, message
 from ..waiting import follow, wait_bar
-from .products import WorkspaceOpt
 from .styles import resolve_style
 from .workspaces import resolve_workspace
 
