@@ -130,6 +130,12 @@ def current_target() -> Target | None:
     return _current
 
 
+def forget_target() -> None:
+    """No target resolved yet: what a new command starts from."""
+    global _current
+    _current = None
+
+
 def note_other_server(target: Target) -> None:
     """One line on stderr when this shell last logged in to another server than the one ``target`` speaks to."""
     from .shells import last_login

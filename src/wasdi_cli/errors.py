@@ -128,6 +128,9 @@ class WasdiGroup(UniformHelpGroup):
         return super().parse_args(ctx, args)
 
     def invoke(self, ctx: Any) -> Any:
+        from . import connection  # here: connection imports this module
+
+        connection.forget_target()  # a run in the same process (a test's runner) starts from no target
         try:
             return super().invoke(ctx)
         except (typer.Exit, typer.Abort, typer.TyperException):
