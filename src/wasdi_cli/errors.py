@@ -80,6 +80,10 @@ def message_for(error: BaseException) -> str:
         from .messages import details, sentence
 
         return sentence(error) + (details(error) if _detailed else "")
+    if sdk is not None and isinstance(error, sdk.APIConnectionError):
+        problem = _connection_problem(error)
+        if problem:
+            return problem
     if sdk is not None and isinstance(error, sdk.APIConnectionError) and not isinstance(error, sdk.APITimeoutError):
         return (f"{text or 'cannot reach the server'}; is it running? Start a local one with 'wasdi server start' "
                 "(or 'make run' in a clone), or point to another with --base-url")
@@ -87,6 +91,15 @@ def message_for(error: BaseException) -> str:
         return text or type(error).__name__
     # Not one of ours: name the exception, it is probably a bug or an OS error.
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+def _connection_problem(error: BaseException) -> str | None:
+    """The sentence of the CLI's transport (``transport.ConnectionProblem``) behind a connection error, if any."""
+    transport = sys.modules.get("wasdi_cli.transport")
+    cause = error.__cause__
+    if transport is not None and isinstance(cause, transport.ConnectionProblem):
+        return str(cause.sentence)
+    return None
 
 
 def report(error: BaseException) -> int:
@@ -115,6 +128,9 @@ class WasdiGroup(UniformHelpGroup):
         return super().parse_args(ctx, args)
 
     def invoke(self, ctx: Any) -> Any:
+        from . import connection  # here: connection imports this module
+
+        connection.forget_target()  # a run in the same process (a test's runner) starts from no target
         try:
             return super().invoke(ctx)
         except (typer.Exit, typer.Abort, typer.TyperException):
@@ -125,4 +141,6 @@ class WasdiGroup(UniformHelpGroup):
             quiet_stdout()
             raise typer.Exit(OK) from error
         except (Exception, KeyboardInterrupt) as error:
-            raise typer.Exit(report(error)) from error
+            from .connection import session_failure  # here: connection imports this module
+
+            raise typer.Exit(report(session_failure(error) or error)) from error

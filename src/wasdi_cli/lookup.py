@@ -50,6 +50,10 @@ def by_id_or_name(items: Sequence[T], value: str, *, id_of: Callable[[T], str | 
     if (fetch is not None and _found(fetch, value)) or _UUID.match(value):
         # Shaped like an id: the server answers for it (a stranger's workspace is its 403, not our guess).
         return value, None
+    if not items:
+        from .connection import confirm_session_of_empty_listing
+
+        confirm_session_of_empty_listing()  # an unknown session lists nothing: say that, not "no such name"
     hint = f" (run 'wasdi {listing}' to see them)" if listing else ""
     raise CliError(f"no {noun} has the id or name '{value}' among yours{hint}", ERROR)
 

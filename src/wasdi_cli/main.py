@@ -21,6 +21,7 @@ LazyGroup.lazy = {
     "login": "auth.login",
     "logout": "auth.logout",
     "whoami": "auth.whoami",
+    "auth": "auth",
     "account": "account",
     "uploads": "uploads",
     "ws": "workspaces",

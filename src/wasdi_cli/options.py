@@ -41,3 +41,9 @@ PublicOpt = Annotated[
     typer.Option("--public/--private", help="Visible to every user, or not."),
 ]
 """``None`` when neither is given: an update leaves the visibility as it is, a creation makes it private."""
+WorkspaceOpt = Annotated[
+    str | None,
+    typer.Option("--ws", metavar="ID_OR_NAME",
+                 help="Workspace id, or its exact name (default: the profile's, set by 'wasdi ws use')."),
+]
+"""``None`` when not given: ``resolve_workspace`` then takes the profile's default workspace."""

@@ -111,7 +111,12 @@ class Output:
     # -- data (stdout) ---------------------------------------------------------------------
     def items(self, models: Sequence[WireModel], columns: Sequence[Column], *,
               id_of: Callable[[Any], Any], empty: str = "nothing to show") -> None:
-        """A list: a JSON array of wire dicts, the ids, or a table with one row per model."""
+        """A list: a JSON array of wire dicts, the ids, or a table with one row per model.  An empty list is
+        shown only once the command's session is known to be valid (an unknown session also lists nothing)."""
+        if not models:
+            from .connection import confirm_session_of_empty_listing  # here: connection imports this module's kin
+
+            confirm_session_of_empty_listing()
         if self.json:
             self._json([m.to_wire() for m in models])
         elif self.quiet:
@@ -163,8 +168,10 @@ class Output:
 
 
 @contextmanager
-def progress(description: str, total: float | None = None) -> Iterator[Callable[[float], None]]:
-    """A progress bar on stderr when it is a terminal; yields ``advance(amount)``.
+def progress(description: str, total: float | None = None, *,
+             unit: str = "bytes") -> Iterator[Callable[[float], None]]:
+    """A progress bar on stderr when it is a terminal; yields ``advance(amount)``.  ``unit`` is what it counts:
+    ``"bytes"`` (sizes, speed, time left) or ``"percent"`` (a run's or a process's progress, out of 100).
 
     >>> with progress("Uploading scene.tif", total=size) as advance:
     ...     client.products.upload(..., on_progress=advance)
@@ -173,13 +180,24 @@ def progress(description: str, total: float | None = None) -> Iterator[Callable[
         yield lambda amount: None
         return
     from rich.console import Console
-    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.progress import Progress
 
-    bar = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
-                   console=Console(file=sys.stderr), transient=True)
+    bar = Progress(*progress_columns(unit), console=Console(file=sys.stderr), transient=True)
     with bar:
         task = bar.add_task(description, total=total)
         yield lambda amount: bar.advance(task, amount)
+
+
+def progress_columns(unit: str) -> list[Any]:
+    """The columns of a bar counting ``unit``: bytes show sizes and time left, a percentage shows ``13%``."""
+    from rich.progress import BarColumn, DownloadColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    if unit == "percent":
+        return [TextColumn("{task.description}"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
+                TimeElapsedColumn()]
+    if unit == "bytes":
+        return [TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn()]
+    raise ValueError(f"a progress bar counts bytes or percent, not {unit!r}")
 
 
 def save_download(out: str | None, label: str, fetch: Callable[..., Any], default: Path | None = None) -> None:

@@ -1,4 +1,7 @@
-"""Profiles: named (server, user, session) triples in ``<config dir>/profiles.toml``.
+"""Profiles: named (server, user, session, default workspace) records in ``<config dir>/profiles.toml``.
+
+A profile belongs to one server, its ``base_url``: its session is only sent there, and a login to another server
+goes to another profile.
 
 .. code-block:: toml
 
@@ -8,6 +11,7 @@
     base_url = "https://www.wasdi.net/wasdiwebserver/rest"
     user = "me@example.org"
     session_token = "..."
+    workspace = "..."        # the default workspace of --ws ('wasdi ws use NAME'), an id of that server
 
 The config dir is ``$WASDI_CONFIG_DIR``, else ``$XDG_CONFIG_HOME/wasdi``, else ``~/.config/wasdi``.
 The file holds session tokens: it is written atomically (temporary file, fsync, ``os.replace``)
@@ -35,7 +39,7 @@ ENV_PROFILE = "WASDI_PROFILE"
 ENV_BASE_URL = "WASDI_BASE_URL"
 ENV_SESSION_TOKEN = "WASDI_SESSION_TOKEN"
 
-PROFILE_KEYS = ("base_url", "user", "session_token")
+PROFILE_KEYS = ("base_url", "user", "session_token", "workspace")
 
 
 def config_dir() -> Path:
@@ -57,6 +61,8 @@ class Profile:
     base_url: str | None = None
     user: str | None = None
     session_token: str | None = None
+    workspace: str | None = None
+    """The id of the workspace ``--ws`` means when it is not given (``wasdi ws use``)."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys this version does not know; kept as they are."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .errors import CliError
+from .errors import INTERRUPTED, CliError
 from .output import progress
 
 if TYPE_CHECKING:
@@ -14,8 +14,8 @@ if TYPE_CHECKING:
 
 
 def wait_bar(description: str) -> Any:
-    """A 0-100 bar fed by process states (``on_update`` of the SDK's waits)."""
-    return progress(description, total=100)
+    """A 0-100 bar fed by process states (``on_update`` of the SDK's waits), in percent."""
+    return progress(description, total=100, unit="percent")
 
 
 def follow(advance: Callable[[float], None]) -> Callable[[object], None]:
@@ -42,3 +42,11 @@ def wait_for(client: WasdiClient, process_id: str, description: str, timeout: fl
                                            on_update=follow(advance))
     except (ProcessFailedError, ProcessTimeoutError) as e:
         raise CliError(f"{failed}: {e}") from e
+    except KeyboardInterrupt as e:
+        raise interrupted(f"process {process_id}", process_id, f"wasdi processes wait {process_id}") from e
+
+
+def interrupted(what: str, process_id: str, again: str) -> CliError:
+    """Ctrl-C during a wait: the wait ends (exit 130), the work does not; the sentence says how to go on."""
+    return CliError(f"interrupted: only the wait ended, {what} goes on on the server: wait again with '{again}', "
+                    f"or stop it with 'wasdi processes stop {process_id}'", INTERRUPTED)

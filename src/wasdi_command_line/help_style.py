@@ -42,11 +42,24 @@ def _no_type(ctx: Any) -> None:
     return None
 
 
+def _usage_pieces(param: Any) -> Any:
+    """An argument as the usage line shows it, the way man pages write it: ``URL...``, ``[LAYER]`` (Typer's own
+    braces, ``{URL...}...`` and ``[[LAYER]]``, read as syntax nobody types)."""
+    def pieces(ctx: Any) -> list[str]:
+        name = str(param.metavar or str(param.name or "value").upper()).strip("[]").removesuffix("...")
+        if getattr(param, "nargs", 1) != 1:
+            name += "..."
+        return [name if param.required else f"[{name}]"]
+
+    return pieces
+
+
 def uniform(command: Any) -> None:
     """Set the help metavars of ``command`` and of everything under it (once per process run)."""
     for param in getattr(command, "params", ()):
         if getattr(param, "param_type_name", "") == "argument":
             param.display_type_rich = _no_type  # the name says it; "<str>" adds nothing
+            param.get_usage_pieces = _usage_pieces(param)
         elif getattr(param, "is_flag", False) or getattr(param, "count", False) or _kind(param) == "flag":
             param.metavar = ""
         elif param.metavar is None:

@@ -72,6 +72,27 @@ users_app = typer.Typer(help="Add, list, disable, enable users and reset passwor
 catalogue_app = typer.Typer(help="Fill the local search catalogue (the LOCAL data provider).", no_args_is_help=True)
 store_app = typer.Typer(help="The store of a data directory: inspect and repair its journal, or copy it into the "
                         "database of a deployment of several nodes (while no server runs on it).", no_args_is_help=True)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            typer.echo(f"wasdi-server {version('wasdi-toolkit')}")
+        except PackageNotFoundError:  # run from a source tree that was never installed
+            typer.echo("wasdi-server (wasdi-toolkit, not installed: no version)")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Show the version and exit.")] = False,
+) -> None:
+    """Serve a WASDI server, manage its users, fill its local search catalogue and repair its store."""
+
+
 app.add_typer(users_app, name="user")
 app.add_typer(catalogue_app, name="catalogue")
 app.add_typer(store_app, name="store")
@@ -578,8 +599,12 @@ def store_drop_line(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from wasdi_command_line.help_style import plain_help
+
+    args = list(argv) if argv is not None else sys.argv[1:]
+    plain_help(args, sys.stdout)  # piped --help: the text without boxes, as 'wasdi' prints it
     try:
-        app(args=list(argv) if argv is not None else None, prog_name="wasdi-server")
+        app(args=args, prog_name="wasdi-server")
     except SystemExit as e:
         return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
     except KeyboardInterrupt:

@@ -132,6 +132,33 @@ def test_list_show_update_build_log_packages_download_delete(alice: Cli, wasdi_a
     assert wasdi_app.services.apps.records.by_name("hello") is None
 
 
+def test_packages_add_reaches_the_folders_pip_txt_so_a_deploy_keeps_it(alice: Cli, wasdi_app: WasdiApp,
+                                                                       tmp_path: Path, workspace: str) -> None:
+    folder = deploy_scaffold(alice, tmp_path)
+    server_only = alice("apps", "packages", "hello", "--add", "six==1.16.0", "--ws", workspace)
+    assert server_only.exit_code == 0, server_only.output
+    assert "Note: six==1.16.0 changes the environment on the server only; the next deploy rebuilds it from your " \
+           "folder's pip.txt and drops the change" in server_only.stderr
+
+    added = alice("apps", "packages", "hello", "--add", "six==1.16.0", "--ws", workspace, "--dir", str(folder))
+    assert added.exit_code == 0, added.output
+    pip_txt = folder / "pip.txt"
+    assert pip_txt.read_text().splitlines()[-1] == "six==1.16.0"
+    assert f"Also wrote six==1.16.0 into {pip_txt}: the next 'wasdi apps deploy {folder}' keeps it" in added.stderr
+    assert alice("apps", "deploy", str(folder)).exit_code == 0
+    stored = wasdi_app.services.settings.apps_root / "hello" / "pip.txt"
+    assert "six==1.16.0" in stored.read_text().splitlines()  # what the next build installs
+
+    upgraded = alice("apps", "packages", "hello", "--upgrade", "Six", "--ws", workspace, "--dir", str(folder))
+    assert upgraded.exit_code == 0, upgraded.output
+    assert [line for line in pip_txt.read_text().splitlines() if "six" in line.lower()] == ["Six"]
+    assert alice("apps", "packages", "hello", "--remove", "six", "--ws", workspace, "--dir", str(folder)).exit_code == 0
+    assert "six" not in pip_txt.read_text().lower()
+    assert pip_txt.read_text().startswith("# One package a line")  # the rest of the file is kept
+    missing = alice("apps", "packages", "hello", "--add", "x", "--ws", workspace, "--dir", str(tmp_path / "nope"))
+    assert missing.exit_code == 2 and "is not a folder" in missing.stderr
+
+
 @pytest.mark.parametrize(("script", "code", "final"), [("echo first line; echo second line", 0, "DONE"),
                                                         ("echo about to fail; exit 3", 1, "ERROR")])
 def test_run_follows_the_log_and_exits_non_zero_unless_done(alice: Cli, wasdi_app: WasdiApp, tmp_path: Path,
@@ -148,6 +175,27 @@ def test_run_follows_the_log_and_exits_non_zero_unless_done(alice: Cli, wasdi_ap
     assert script.split(";")[0].removeprefix("echo ") in result.stderr
     logs = alice("apps", "logs", process_id)
     assert script.split(";")[0].removeprefix("echo ") in logs.stdout
+
+
+def test_ctrl_c_on_a_followed_run_says_the_run_goes_on_and_how_to_stop_it(
+        alice: Cli, wasdi_app: WasdiApp, tmp_path: Path, workspace: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from wasdi_sdk.events.updates import ProcessUpdates
+
+    deploy_scaffold(alice, tmp_path)
+    monkeypatch.setattr(wasdi_app.services.apps, "engine", lambda doc: ScriptEngine("sleep 30"))
+
+    def interrupt(self: ProcessUpdates, seconds: float, process_id: str | None = None) -> None:
+        raise KeyboardInterrupt  # what Ctrl-C raises in the wait
+
+    monkeypatch.setattr(ProcessUpdates, "sleep", interrupt)
+    result = alice("apps", "run", "hello", "--ws", workspace, "--follow")
+    assert result.exit_code == 130
+    process_id = result.stdout.strip()
+    assert lines(result.stderr)[-1] == (
+        f"Error: interrupted: only the wait ended, the run {process_id} of 'hello' goes on on the server: wait again "
+        f"with 'wasdi apps logs {process_id} --follow', or stop it with 'wasdi processes stop {process_id}'")
+    assert wasdi_app.services.processes.get(process_id)["status"] not in ("STOPPED", "ERROR")
+    assert alice("processes", "stop", process_id).exit_code == 0
 
 
 def test_run_reports_a_refusal_as_a_sentence(alice: Cli, workspace: str) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.conftest import ALICE, ALICE_PASSWORD, DEFAULT_URL, REAL_MAKE_CLIENT, Cli, lines
-from wasdi_cli import connection
+from wasdi_cli import connection, output
 from wasdi_sdk import WasdiClient
 
 
@@ -27,10 +27,13 @@ def test_login_with_password_stdin_writes_a_private_profile(cli: Cli) -> None:
     assert token and cli.calls == [(DEFAULT_URL, None)]
     # The stored token is a live session of the server.
     assert cli.sdk(token).auth.check_session().user_id == ALICE
-    assert [p.name for p in cli.config_dir.iterdir()] == ["profiles.toml"]  # no temporary file left
+    # No temporary file left: the profiles, and this shell's last login.
+    assert sorted(p.name for p in cli.config_dir.iterdir()) == ["profiles.toml", "shells.toml"]
+    assert stat.S_IMODE((cli.config_dir / "shells.toml").stat().st_mode) == 0o600
 
 
-def test_login_prompts_for_user_and_password(cli: Cli) -> None:
+def test_login_prompts_for_user_and_password(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(output, "stdin_is_tty", lambda: True)
     result = cli("login", input=f"{ALICE}\n{ALICE_PASSWORD}\n")
     assert result.exit_code == 0, result.output
     assert ALICE_PASSWORD not in result.output  # the password prompt does not echo
@@ -101,7 +104,8 @@ def test_whoami_with_an_expired_session_exits_4(cli: Cli) -> None:
     cli.login()
     assert cli.sdk(cli.token()).auth.logout().bool_value
     result = cli("whoami")
-    assert result.exit_code == 4 and "Error: not logged in" in result.stderr
+    assert result.exit_code == 4
+    assert "Error: the session with http://127.0.0.1:8080 is not valid any more" in result.stderr
 
 
 def test_logout_ends_the_session_and_clears_the_token(cli: Cli) -> None:

@@ -31,7 +31,18 @@ def test_open_prints_the_address_and_opens_a_browser_on_a_desktop(cli: Cli,
     assert again.exit_code == 0 and again.stdout.strip().splitlines()[-1] == address
     assert opened == [address]
     ws_id = next(w.workspace_id for w in cli.sdk(cli.token()).workspaces.list() if w.name == "notes")
-    assert cli.app.services.notebooks.find(ALICE, ws_id) is not None
+    lab = cli.app.services.notebooks.find(ALICE, ws_id)
+    assert lab is not None and lab.running
+    # Stopped from the command line: the lab ends, its address answers no more, a second stop says so.
+    stopped = cli("notebook", "stop", "--ws", "notes")
+    assert stopped.exit_code == 0, stopped.output
+    assert stopped.stderr == f"Stopped your notebook on workspace 'notes' ({ws_id})\n"
+    assert lab.wait(0) and not lab.running
+    with pytest.raises(httpx.TransportError):
+        httpx.get(f"{base}/api/status", timeout=5)
+    assert not cli.sdk(cli.token()).console.ready(ws_id).bool_value
+    again = cli("notebook", "stop", "--ws", "notes")
+    assert again.exit_code == 0 and again.stderr == f"No notebook of yours runs on workspace 'notes' ({ws_id})\n"
 
 
 def test_open_explains_what_is_wrong(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -76,7 +76,7 @@ def test_show(alice: Cli, ws: str, tif: Path) -> None:
     upload(alice, tif)
     result = alice("products", "show", "scene.tif", "--ws", "floods")
     assert result.exit_code == 0, result.output
-    assert BBOX_4326 in result.stdout and "red, band_2" in result.stdout
+    assert "bbox (N,W,S,E)   41,10,40,11" in result.stdout and "red, band_2" in result.stdout
     data = json.loads(alice("products", "show", "scene.tif", "--ws", "floods", "--json").stdout)
     assert data["fileName"] == "scene.tif" and data["bbox"] == BBOX_4326
     missing = alice("products", "show", "nope.tif", "--ws", "floods")
@@ -165,7 +165,11 @@ def test_list_light_and_quiet_names(alice: Cli, ws: str, tif: Path) -> None:
     upload(alice, tif)
     light = alice("products", "list", "--ws", "floods", "--light")
     assert light.exit_code == 0, light.output
-    assert lines(light.stdout)[0].split() == ["file", "name", "bbox"] and BBOX_4326 in light.stdout
+    assert lines(light.stdout)[0].split() == ["file", "name", "N,W,S,E"]
+    # The footprint as 'wasdi search --bbox' takes it (north, west, south, east), not the service's ten numbers.
+    assert lines(light.stdout)[2].split()[-1] == "41,10,40,11" and BBOX_4326 not in light.stdout
+    full = alice("products", "list", "--ws", "floods")
+    assert lines(full.stdout)[0].split()[-1] == "N,W,S,E" and "41,10,40,11" in full.stdout
     data = json.loads(alice("products", "list", "--ws", "floods", "--light", "--json").stdout)
     assert data == [p.to_wire() for p in alice.sdk(alice.token()).products.list_light(ws)]
     assert alice("products", "list", "--ws", "floods", "-q", "--light").stdout == "scene.tif\n"

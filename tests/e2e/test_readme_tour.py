@@ -9,10 +9,10 @@ substitutions: the free port for ``8080`` (and one for the SFTP service), and th
 ``make run`` printed for its placeholder.  The Python blocks then run as written (the official library's
 reads the ``config.json`` block).
 
-"Beyond the tour" is made of ``sh`` blocks of commands, each of which must exit 0.  What the reader brings is
-brought: a SNAP graph ``ndvi.xml``, and (as settings, not changes to the page) a stand-in for SNAP's ``gpt`` and
-the test wheelhouse for app environments.  Commands that run "until Ctrl-C" get a Ctrl-C after a few seconds
-and must end with 130.  ``NOT_RUN`` names the few lines this test cannot run, and why.
+"Beyond the tour" is made of ``sh`` blocks of commands, each of which must exit 0.  What a clone holds is there
+(``examples/``, whose ``ndvi.xml`` the workflows block uploads); what the reader installs is brought as settings,
+not changes to the page: a stand-in for SNAP's ``gpt`` and the test wheelhouse for app environments.  Commands
+that run "until Ctrl-C" get a Ctrl-C after a few seconds and must end with 130.  ``NOT_RUN`` names the few lines this test cannot run, and why.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -28,7 +29,7 @@ from pathlib import Path
 import httpx
 from tests.app_support import wheelhouse
 from tests.e2e.conftest import free_port
-from tests.server.snap import STAND_IN_GPT, graph
+from tests.server.snap import STAND_IN_GPT
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -125,7 +126,7 @@ def test_the_readme_tour_works_as_written(tmp_path: Path) -> None:
     # What a reader of "Beyond the tour" has: SNAP's gpt (here a stand-in) and a package index (here the wheelhouse).
     env.update(WASDI_SERVER_SNAP_GPT=str(stand_in_gpt(tmp_path / "snap")),
                WASDI_SERVER_APPS_FIND_LINKS=str(wheelhouse()), WASDI_SERVER_APPS_OFFLINE="true")
-    (folder / "ndvi.xml").write_bytes(graph())
+    shutil.copytree(ROOT / "examples", folder / "examples")  # what a clone has
     *setup, serve = make_run_recipe(port)
     for line in setup:
         done = subprocess.run(line, shell=True, cwd=folder, env=env, capture_output=True, text=True, timeout=120,
@@ -245,6 +246,10 @@ def run_beyond_the_tour(folder: Path, env: dict[str, str]) -> None:
     said = done.stdout
     for sentence in ("Installed six==1.16.0 in app 'hello'", "Closed 0 stale processes", "load (1 min)"):
         assert sentence in said, sentence
+    # The transfer account's mail is where the README says it lands.
+    assert ".wasdi-data/mail/outbox/new/" in readme_section("Beyond the tour")
+    mails = list((folder / ".wasdi-data" / "mail" / "outbox" / "new").iterdir())
+    assert any("admin@wasdi.local" in mail.read_text(errors="replace") for mail in mails), mails
     assert re.search(r"^layer +product +band +style", said, flags=re.M), said
 
 

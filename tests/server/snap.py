@@ -33,7 +33,7 @@ assert root.tag == "graph", root.tag
 reads = [n for n in root.findall("node") if n.findtext("operator") == "Read"]
 writes = [n for n in root.findall("node") if n.findtext("operator") == "Write"]
 print(f"gpt: {{len(reads)}} read, {{len(writes)}} write", flush=True)
-expression = root.findtext("node/parameters/targetBand/expression") or ""
+expression = root.findtext(".//targetBand/expression") or ""
 if "$" in expression:
     print(f"gpt: unreplaced template parameter in {{expression}}", file=sys.stderr)
     sys.exit(3)

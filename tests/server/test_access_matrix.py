@@ -261,6 +261,8 @@ TABLE: list[Row] = [
     # cells start none (the test hides JupyterLab: "install the extra"), test_notebooks.py starts real ones
     Row("console.ready", "workspace", "OWRA", lambda ws: {"workspaceId": ws}),
     Row("console.create", "workspace", "OWA", lambda ws: {"workspaceId": ws}, passed=501),
+    # stopping stops only the caller's own lab: whoever may read the workspace may stop theirs
+    Row("console.terminate", "workspace", "OWRA", lambda ws: {"workspaceId": ws}),
     # the file buffer: sharing a product needs read on the origin and write on the destination
     Row("file_buffer.share", "product", "OWRA",
         lambda ws: {"originWorkspaceId": ws, "destinationWorkspaceId": ws.other, "productName": ws.parent}),

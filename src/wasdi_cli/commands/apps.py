@@ -16,12 +16,12 @@ import typer
 from .. import connection, output
 from ..errors import USAGE, CliError
 from ..lookup import by_id_or_name, named
-from ..options import BaseUrlOpt, DownloadOutOpt, JsonOpt, ProfileOpt, PublicOpt, QuietOpt, YesOpt
+from ..options import BaseUrlOpt, DownloadOutOpt, JsonOpt, ProfileOpt, PublicOpt, QuietOpt, WorkspaceOpt, YesOpt
 from ..output import Output, message, progress, save_download
-from ..waiting import follow, wait_bar
+from ..waiting import follow, interrupted, wait_bar
 from . import app_sharing, app_templates
 from .processes import logs as process_logs
-from .workspaces import resolve_workspace
+from .workspaces import optional_workspace, resolve_workspace
 
 if TYPE_CHECKING:
     from wasdi_sdk import WasdiClient
@@ -31,7 +31,6 @@ app = typer.Typer(name="apps", help="Apps: scaffold, deploy, run, follow, list, 
                   no_args_is_help=True)
 
 AppArg = Annotated[str, typer.Argument(metavar="ID_OR_NAME", help="App id, or its name.")]
-WorkspaceOpt = Annotated[str, typer.Option("--ws", metavar="ID_OR_NAME", help="Workspace id, or its exact name.")]
 DescriptionOpt = Annotated[str | None, typer.Option("--description", help="Description of the app.")]
 TimeoutOpt = Annotated[int | None, typer.Option("--timeout", help="Minutes a run may take (0: no limit).")]
 IGNORE_FILE = ".wasdiignore"
@@ -202,7 +201,7 @@ def deploy(
         from wasdi_sdk import ConflictError
 
         with connection.client(profile, base_url) as client:
-            workspace_id = resolve_workspace(client, workspace)[0] if workspace else None
+            workspace_id = optional_workspace(client, workspace)
             with progress(f"Uploading {app_name}", archive.stat().st_size) as advance:
                 # Deploying again under the name of one's own app is how an app is changed ("fix the app and
                 # deploy again"); another user's name is never replaced, not even by an admin, unless --force.
@@ -323,7 +322,7 @@ def _parameters(value: str | None) -> str:
 @app.command()
 def run(
     app_name: Annotated[str, typer.Argument(metavar="NAME", help="The app's name.")],
-    workspace: WorkspaceOpt,
+    workspace: WorkspaceOpt = None,
     params: Annotated[str | None, typer.Option("--params", metavar="FILE|JSON",
                                                help="Parameters: a JSON object, or a JSON file.")] = None,
     wait: Annotated[bool, typer.Option("--wait", help="Wait for the end, with a progress bar.")] = False,
@@ -336,10 +335,8 @@ def run(
     base_url: BaseUrlOpt = None,
 ) -> None:
     """Run an app in a workspace; prints the run's process id.  With --wait/--follow exits 1 when the run ends
-    in ERROR or STOPPED."""
+    in ERROR or STOPPED.  Ctrl-C ends the wait (exit 130), not the run."""
     from wasdi_sdk import APIError
-    from wasdi_sdk.events.updates import ProcessUpdates
-    from wasdi_sdk.helpers import FINAL_STATES
 
     body = _parameters(params)
     with connection.client(profile, base_url) as client:
@@ -359,29 +356,43 @@ def run(
         if not (wait or follow):
             message(f"Started '{app_name}': follow it with 'wasdi apps logs {process_id} --follow'")
             return
-        next_row, done, status = 0, 0, ""
-        # The workspace's messages wake the loop when the run changes; without them it polls.
-        with progress(f"Running {app_name}", total=100) as advance, ProcessUpdates(client, workspace_id) as updates:
-            while True:
-                state = client.processes.get(process_id)
-                status = str(state.status)
-                perc = int(state.progress_perc or 0)
-                advance(max(0, perc - done))
-                done = max(done, perc)
-                if follow:
-                    rows = client.processors.list_logs(process_id, startrow=next_row)
-                    for row in rows:
-                        message(row.log_row or "")
-                        next_row = max(next_row, (row.row_number or 0) + 1)
-                if status in FINAL_STATES:
-                    break
-                updates.sleep(interval, process_id)
-            if follow:
-                for row in client.processors.list_logs(process_id, startrow=next_row):
-                    message(row.log_row or "")
+        try:
+            status = _watch_run(client, workspace_id, app_name, process_id, follow, interval)
+        except KeyboardInterrupt as e:
+            again = f"wasdi apps logs {process_id} --follow" if follow else f"wasdi processes wait {process_id}"
+            raise interrupted(f"the run {process_id} of '{app_name}'", process_id, again) from e
     if status != "DONE":
         raise CliError(f"the run {process_id} of '{app_name}' ended {status}: see 'wasdi apps logs {process_id}'")
     message(f"The run {process_id} of '{app_name}' is DONE")
+
+
+def _watch_run(client: "WasdiClient", workspace_id: str, app_name: str, process_id: str, follow: bool,
+               interval: float) -> str:
+    """Show the run's progress (and with ``follow`` its log lines) until it ends; its final status."""
+    from wasdi_sdk.events.updates import ProcessUpdates
+    from wasdi_sdk.helpers import FINAL_STATES
+
+    next_row, done, status = 0, 0, ""
+    # The workspace's messages wake the loop when the run changes; without them it polls.
+    with wait_bar(f"Running {app_name}") as advance, ProcessUpdates(client, workspace_id) as updates:
+        while True:
+            state = client.processes.get(process_id)
+            status = str(state.status)
+            perc = int(state.progress_perc or 0)
+            advance(max(0, perc - done))
+            done = max(done, perc)
+            if follow:
+                rows = client.processors.list_logs(process_id, startrow=next_row)
+                for row in rows:
+                    message(row.log_row or "")
+                    next_row = max(next_row, (row.row_number or 0) + 1)
+            if status in FINAL_STATES:
+                break
+            updates.sleep(interval, process_id)
+        if follow:
+            for row in client.processors.list_logs(process_id, startrow=next_row):
+                message(row.log_row or "")
+    return status
 
 
 @app.command("list")
@@ -505,7 +516,11 @@ def packages(
     manager_version: Annotated[bool, typer.Option("--manager-version", help="The package manager of the "
                                                                             "environment and its version.")] = False,
     workspace: Annotated[str | None, typer.Option("--ws", metavar="ID_OR_NAME",
-                                                  help="Workspace to list a change in (needed to change).")] = None,
+                                                  help="Workspace to list a change in (needed to change; default: "
+                                                       "the profile's).")] = None,
+    folder: Annotated[Path | None, typer.Option("--dir", metavar="DIR", help="The app's folder you deploy from: "
+                                                "--add/--remove/--upgrade also change its pip.txt, so the next "
+                                                "deploy keeps the change.")] = None,
     wait: WaitOpt = False,
     profile: ProfileOpt = None,
     base_url: BaseUrlOpt = None,
@@ -539,8 +554,6 @@ def packages(
             out.item(manager, MANAGER_FIELDS, id_of=lambda m: m.version)
             return
         if reset:
-            if not workspace:
-                raise CliError("a reset rebuilds the environment, listed in a workspace: give --ws", USAGE)
             workspace_id, _ = resolve_workspace(client, workspace)
             if _queue_and_wait(client, workspace_id, "REDEPLOYPROCESSOR", name,
                                lambda: client.package_manager.reset_actions(processor_id=app_id,
@@ -552,20 +565,28 @@ def packages(
                     f"{shlex.quote(name)}'")
             return
         if changes:
-            if not workspace:
-                raise CliError("a package change is listed in a workspace: give --ws", USAGE)
             action, value = changes[0]
             spec_name, _, version = value.partition("==")
             command = f"{action}/{spec_name}" + (f"/{version}" if version else "")
             workspace_id, _ = resolve_workspace(client, workspace)
-            if _queue_and_wait(client, workspace_id, "ENVIRONMENTUPDATE", name,
-                               lambda: client.package_manager.update_environment(
-                                   processor_id=app_id, workspace=workspace_id, update_command=command),
-                               wait, f"{PACKAGE_VERBS[action][0]} {value} in app '{name}'",
-                               f"{PACKAGE_VERBS[action][1]} {value} in app '{name}'"):
+            if folder is not None and not folder.is_dir():
+                raise CliError(f"--dir {folder} is not a folder: give the app's folder (the one you deploy)", USAGE)
+            if not _queue_and_wait(client, workspace_id, "ENVIRONMENTUPDATE", name,
+                                   lambda: client.package_manager.update_environment(
+                                       processor_id=app_id, workspace=workspace_id, update_command=command),
+                                   wait, f"{PACKAGE_VERBS[action][0]} {value} in app '{name}'",
+                                   f"{PACKAGE_VERBS[action][1]} {value} in app '{name}'"):
+                message(f"Queued {action} {value} for app '{name}' (--wait waits for it): see 'wasdi apps "
+                        f"build-log {shlex.quote(name)}'")
+            if folder is None:
+                message(f"Note: {value} changes the environment on the server only; the next deploy rebuilds it "
+                        "from your folder's pip.txt and drops the change: write it there too, or give --dir DIR "
+                        "(the app's folder) to have it written")
                 return
-            message(f"Queued {action} {value} for app '{name}' (--wait waits for it): see 'wasdi apps build-log "
-                    f"{shlex.quote(name)}'")
+            from ..pip_file import record
+
+            _, change = record(folder, action, spec_name, version or None)
+            message(f"Also {change}: the next 'wasdi apps deploy {shlex.quote(str(folder))}' keeps it")
             return
         rows = client.package_manager.list_packages(name)
     out.items(rows, PACKAGE_COLUMNS, id_of=lambda p: p.package_name, empty="No packages.")
@@ -635,7 +656,8 @@ def cwl(
 
 
 RebuildWorkspaceOpt = Annotated[str | None, typer.Option("--ws", metavar="ID_OR_NAME",
-                                                         help="Workspace to list the operation in.")]
+                                                         help="Workspace to list the operation in (default: "
+                                                              "the profile's, if set).")]
 
 
 @app.command()
@@ -644,7 +666,7 @@ def redeploy(app_ref: AppArg, workspace: RebuildWorkspaceOpt = None, wait: WaitO
     """Rebuild an app's environment from its files (after a failed build, or to pick up new base images)."""
     with connection.client(profile, base_url) as client:
         app_id, entry = resolve_app(client, app_ref)
-        workspace_id = resolve_workspace(client, workspace)[0] if workspace else None
+        workspace_id = optional_workspace(client, workspace)
         name = str(entry.processor_name)
         if _queue_and_wait(client, workspace_id, "REDEPLOYPROCESSOR", name,
                            lambda: client.processors.redeploy(app_id, workspace=workspace_id), wait,
@@ -660,7 +682,7 @@ def libupdate(app_ref: AppArg, workspace: RebuildWorkspaceOpt = None, wait: Wait
     """Refresh the official WASDI library in an app's environment, without a full rebuild."""
     with connection.client(profile, base_url) as client:
         app_id, entry = resolve_app(client, app_ref)
-        workspace_id = resolve_workspace(client, workspace)[0] if workspace else None
+        workspace_id = optional_workspace(client, workspace)
         name = str(entry.processor_name)
         if _queue_and_wait(client, workspace_id, "LIBRARYUPDATE", name,
                            lambda: client.processors.update_libraries(app_id, workspace=workspace_id), wait,

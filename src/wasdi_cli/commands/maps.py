@@ -8,10 +8,9 @@ import typer
 
 from .. import connection
 from ..errors import CliError
-from ..options import BaseUrlOpt, JsonOpt, ProfileOpt, QuietOpt
+from ..options import BaseUrlOpt, JsonOpt, ProfileOpt, QuietOpt, WorkspaceOpt
 from ..output import Output, message
 from ..waiting import follow, wait_bar
-from .products import WorkspaceOpt
 from .styles import resolve_style
 from .workspaces import resolve_workspace
 
@@ -27,7 +26,7 @@ StyleOpt = Annotated[str | None, typer.Option("--style", metavar="ID_OR_NAME",
 def publish(
     product: Annotated[str, typer.Argument(metavar="PRODUCT", help="File name of the product in the workspace.")],
     band: Annotated[str, typer.Argument(metavar="BAND", help="Band name, as 'wasdi products show' lists them.")],
-    workspace: WorkspaceOpt,
+    workspace: WorkspaceOpt = None,
     style: StyleOpt = None,
     wait: Annotated[bool, typer.Option("--wait/--no-wait", help="Wait until the layer is drawn.")] = False,
     timeout: Annotated[float | None, typer.Option("--timeout", min=0, help="Give up waiting after this many "
@@ -57,7 +56,7 @@ def publish(
                                      max_interval=5.0, on_update=follow(advance))
                 answer = client.file_buffer.publish_band(product, workspace_id, band, style=style_name)
         except EmptyResultError as e:
-            raise CliError(_why_not_published(client, workspace_id, workspace, product, band)) from e
+            raise CliError(_why_not_published(client, workspace_id, workspace or workspace_id, product, band)) from e
         except (ProcessFailedError, ProcessTimeoutError) as e:
             raise CliError(f"the band was not published: {e}") from e
         url = client.maps.wms_url()
@@ -73,7 +72,7 @@ def publish(
         return
     Output().value(url)
     message(f"Drawing the layer (process {answer.payload}); once drawn, 'wasdi maps list --ws "
-            f"{shlex.quote(workspace)}' shows its layer id (--wait waits for it)")
+            f"{shlex.quote(workspace or workspace_id)}' shows its layer id (--wait waits for it)")
 
 
 def _why_not_published(client: Any, workspace_id: str, workspace: str, product: str, band: str) -> str:
@@ -113,7 +112,7 @@ def published_layers(products: list[Any]) -> list[LayerRow]:
 
 @app.command("list")
 def list_(
-    workspace: WorkspaceOpt,
+    workspace: WorkspaceOpt = None,
     profile: ProfileOpt = None,
     base_url: BaseUrlOpt = None,
     json: JsonOpt = False,
@@ -127,8 +126,8 @@ def list_(
         rows, (("layer", lambda r: r["layerId"]), ("product", lambda r: r["productName"]),
                ("band", lambda r: r["bandName"]), ("style", lambda r: r["style"])),
         id_of=lambda r: r["layerId"],
-        empty=f"No map layers in workspace '{workspace}'; publish one with: wasdi maps publish PRODUCT BAND --ws "
-              f"{shlex.quote(workspace)}")
+        empty=f"No map layers in workspace '{workspace or workspace_id}'; publish one with: wasdi maps publish "
+              f"PRODUCT BAND --ws {shlex.quote(workspace or workspace_id)}")
 
 
 @app.command()

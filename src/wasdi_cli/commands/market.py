@@ -93,7 +93,13 @@ def list_(
         apps = client.processors.market_list(categories=categories, publishers=publisher, name=name, score=min_score,
                                              min_price=min_price, max_price=max_price, order_by=sort,
                                              order_direction=-1 if desc else 1, page=page, items_per_page=per_page)
-    out.items(apps, LIST_COLUMNS, id_of=lambda a: a.processor_name, empty="No apps match.")
+    filtered = any(value not in (None, []) for value in (category, publisher, name, min_score, min_price, max_price))
+    empty = "No apps match." if filtered or page else EMPTY_STORE
+    out.items(apps, LIST_COLUMNS, id_of=lambda a: a.processor_name, empty=empty)
+
+
+EMPTY_STORE = ("The store has no apps you can see yet. To publish one of yours: 'wasdi apps deploy DIR', then "
+               "'wasdi market publish APP --show' (and 'wasdi apps update APP --public' for every user to see it).")
 
 
 @app.command()

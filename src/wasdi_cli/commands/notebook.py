@@ -1,5 +1,5 @@
-"""``wasdi notebook open``: your JupyterLab on a workspace (``client.console``), with the official library set up
-for that workspace."""
+"""``wasdi notebook open`` and ``wasdi notebook stop``: your JupyterLab on a workspace (``client.console``), with the
+official library set up for that workspace."""
 
 from __future__ import annotations
 
@@ -13,11 +13,12 @@ import typer
 
 from .. import connection
 from ..errors import CliError
+from ..lookup import named
 from ..options import BaseUrlOpt, ProfileOpt
 from ..output import Output, message
 from .workspaces import resolve_workspace
 
-app = typer.Typer(name="notebook", help="Your JupyterLab on a workspace.", no_args_is_help=True)
+app = typer.Typer(name="notebook", help="Your JupyterLab on a workspace: open, stop.", no_args_is_help=True)
 
 POLL_SECONDS = 1.0
 
@@ -31,7 +32,8 @@ def has_display() -> bool:
 
 @app.command("open")
 def open_(
-    workspace: Annotated[str, typer.Option("--ws", metavar="ID_OR_NAME", help="Workspace id, or its exact name.")],
+    workspace: Annotated[str | None, typer.Option("--ws", metavar="ID_OR_NAME", help="Workspace id, or its exact "
+                                                  "name (default: the profile's, set by 'wasdi ws use').")] = None,
     timeout: Annotated[float, typer.Option(help="Seconds to wait for the notebook to start.")] = 180.0,
     no_browser: Annotated[bool, typer.Option("--no-browser", help="Only print the address.")] = False,
     profile: ProfileOpt = None,
@@ -60,3 +62,21 @@ def open_(
     Output().value(address)
     if not no_browser and has_display():
         webbrowser.open(address)
+
+
+@app.command()
+def stop(
+    workspace: Annotated[str | None, typer.Option("--ws", metavar="ID_OR_NAME", help="Workspace id, or its exact "
+                                                  "name (default: the profile's, set by 'wasdi ws use').")] = None,
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+) -> None:
+    """Stop your notebook on a workspace: its kernels end with it, the files it wrote stay in the workspace."""
+    with connection.client(profile, base_url) as client:
+        workspace_id, entry = resolve_workspace(client, workspace)
+        answer = client.console.terminate(workspace_id)
+    label = named(workspace_id, entry)
+    if "no notebook" in str(answer.string_value or "").lower():
+        message(f"No notebook of yours runs on workspace {label}")
+    else:
+        message(f"Stopped your notebook on workspace {label}")

@@ -7,7 +7,8 @@ import typer
 from .. import connection
 from ..errors import CliError
 from ..options import BaseUrlOpt, JsonOpt, ProfileOpt, QuietOpt
-from ..output import Output, message, progress, when
+from ..output import Output, message, when
+from ..waiting import wait_bar
 
 if TYPE_CHECKING:
     from wasdi_sdk import WasdiClient
@@ -110,7 +111,7 @@ def wait(
     from wasdi_sdk.events.waits import wait_for_process
 
     out = Output(json_output=json, quiet=quiet)
-    with connection.client(profile, base_url) as client, progress(f"Waiting for {process}", total=100) as advance:
+    with connection.client(profile, base_url) as client, wait_bar(f"Waiting for {process}") as advance:
         done = [0]
 
         def update(state: object) -> None:

@@ -7,7 +7,7 @@ import typer
 
 from .. import connection, output
 from ..errors import USAGE, CliError
-from ..options import BaseUrlOpt, JsonOpt, ProfileOpt, QuietOpt, YesOpt
+from ..options import BaseUrlOpt, JsonOpt, ProfileOpt, QuietOpt, WorkspaceOpt, YesOpt
 from ..output import Output, message, progress
 from ..waiting import wait_for
 from .workspaces import resolve_workspace
@@ -18,7 +18,6 @@ if TYPE_CHECKING:
 app = typer.Typer(name="products", help="Products of a workspace: list, show, metadata, upload, add, edit, "
                                         "download, copy, delete.", no_args_is_help=True)
 
-WorkspaceOpt = Annotated[str, typer.Option("--ws", metavar="ID_OR_NAME", help="Workspace id, or its exact name.")]
 ProductArg = Annotated[str, typer.Argument(metavar="FILE", help="File name of the product in the workspace.")]
 
 
@@ -34,18 +33,33 @@ def _published(product: Any) -> str:
     return ", ".join(f"{b.name}: layer {b.layer_id}" for b in bands if b.published)
 
 
+def nwse(bbox: str | None) -> str:
+    """A product's footprint as ``N,W,S,E`` (what ``wasdi search --bbox`` takes), from the service's ten numbers
+    (the corners as latitude,longitude pairs); anything else as it is."""
+    if not bbox:
+        return ""
+    try:
+        numbers = [float(part) for part in bbox.split(",")]
+    except ValueError:
+        return bbox
+    if len(numbers) < 4 or len(numbers) % 2:
+        return bbox
+    lats, lons = numbers[0::2], numbers[1::2]
+    return ",".join(f"{round(value, 6):g}" for value in (max(lats), min(lons), min(lats), max(lons)))
+
+
 LIST_COLUMNS = (
     ("file", lambda p: p.file_name),
     ("name", lambda p: p.product_friendly_name),
     ("bands", _bands),
     ("style", lambda p: p.style),
-    ("bbox", lambda p: p.bbox),
+    ("N,W,S,E", lambda p: nwse(p.bbox)),
 )
 
 LIGHT_COLUMNS = (
     ("file", lambda p: p.file_name),
     ("name", lambda p: p.product_friendly_name or p.name),
-    ("bbox", lambda p: p.bbox),
+    ("N,W,S,E", lambda p: nwse(p.bbox)),
 )
 
 GENERATING = "Generating Metadata, try later"
@@ -56,7 +70,7 @@ SHOW_FIELDS = (
     ("name", lambda p: p.name),
     ("friendly name", lambda p: p.product_friendly_name),
     ("bands", _bands),
-    ("bbox", lambda p: p.bbox),
+    ("bbox (N,W,S,E)", lambda p: nwse(p.bbox)),
     ("style", lambda p: p.style),
     ("description", lambda p: p.description),
     ("published", _published),
@@ -67,7 +81,7 @@ SHOW_FIELDS = (
 
 @app.command("list")
 def list_(
-    workspace: WorkspaceOpt,
+    workspace: WorkspaceOpt = None,
     light: Annotated[bool, typer.Option("--light", help="Only file, name and footprint (faster for big "
                                                        "workspaces).")] = False,
     profile: ProfileOpt = None,
@@ -89,7 +103,7 @@ def list_(
 
 
 @app.command()
-def show(product: ProductArg, workspace: WorkspaceOpt, profile: ProfileOpt = None, base_url: BaseUrlOpt = None,
+def show(product: ProductArg, workspace: WorkspaceOpt = None, profile: ProfileOpt = None, base_url: BaseUrlOpt = None,
          json: JsonOpt = False, quiet: QuietOpt = False) -> None:
     """One product: bands, footprint, style, published layers."""
     from wasdi_sdk import EmptyResultError
@@ -116,7 +130,7 @@ def _tree(element: Any, depth: int = 0) -> None:
 @app.command()
 def metadata(
     product: ProductArg,
-    workspace: WorkspaceOpt,
+    workspace: WorkspaceOpt = None,
     timeout: Annotated[float, typer.Option("--timeout", min=0, help="While the server reads the metadata (the first "
                                                                     "time it is asked), wait this many seconds "
                                                                     "for it.")] = 60,
@@ -150,7 +164,8 @@ def metadata(
 
 
 @app.command()
-def add(product: ProductArg, workspace: WorkspaceOpt, profile: ProfileOpt = None, base_url: BaseUrlOpt = None) -> None:
+def add(product: ProductArg, workspace: WorkspaceOpt = None, profile: ProfileOpt = None,
+        base_url: BaseUrlOpt = None) -> None:
     """Make a file already in the workspace's folder (written by an app, say) one of its products."""
     from wasdi_sdk import EmptyResultError
 
@@ -168,7 +183,7 @@ def add(product: ProductArg, workspace: WorkspaceOpt, profile: ProfileOpt = None
 @app.command()
 def edit(
     product: ProductArg,
-    workspace: WorkspaceOpt,
+    workspace: WorkspaceOpt = None,
     friendly_name: Annotated[str | None, typer.Option("--friendly-name", help="The name shown for it.")] = None,
     style: Annotated[str | None, typer.Option("--style", help="Its default style.")] = None,
     description: Annotated[str | None, typer.Option("--description", help="Its description.")] = None,
@@ -200,8 +215,8 @@ def edit(
 @app.command()
 def copy(
     products: Annotated[list[str], typer.Argument(metavar="FILE...", help="File names of the products.")],
-    workspace: WorkspaceOpt,
     to: Annotated[str, typer.Option("--to", metavar="ID_OR_NAME", help="The workspace to copy them to.")],
+    workspace: WorkspaceOpt = None,
     wait: Annotated[bool, typer.Option("--wait/--no-wait", help="Wait until each copy is done.")] = True,
     timeout: Annotated[float | None, typer.Option("--timeout", min=0, help="Give up waiting after this many "
                                                                            "seconds.")] = None,
@@ -233,7 +248,7 @@ def copy(
 def upload(
     path: Annotated[Path, typer.Argument(metavar="PATH", exists=True, dir_okay=False, readable=True,
                                          help="The local file to upload (streamed).")],
-    workspace: WorkspaceOpt,
+    workspace: WorkspaceOpt = None,
     name: Annotated[str | None, typer.Option("--name", help="File name in the workspace (default: PATH's).")] = None,
     style: Annotated[str | None, typer.Option("--style", help="Default style of the product.")] = None,
     platform: Annotated[str | None, typer.Option("--platform", help="Mission of the product, e.g. Sentinel-1.")]
@@ -269,7 +284,7 @@ def upload(
 @app.command()
 def download(
     product: ProductArg,
-    workspace: WorkspaceOpt,
+    workspace: WorkspaceOpt = None,
     to: Annotated[Path | None, typer.Option("--output", "-o", metavar="PATH",
                                             help="File or existing folder to write to (default: the current "
                                                  "folder).")] = None,
@@ -298,7 +313,7 @@ def download(
 @app.command()
 def delete(
     products: Annotated[list[str], typer.Argument(metavar="FILE...", help="File names of the products.")],
-    workspace: WorkspaceOpt,
+    workspace: WorkspaceOpt = None,
     keep_files: Annotated[bool, typer.Option("--keep-files", help="Keep the files, only forget the products.")]
     = False,
     keep_layers: Annotated[bool, typer.Option("--keep-layers", help="Keep their published map layers.")] = False,

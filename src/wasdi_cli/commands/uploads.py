@@ -1,4 +1,5 @@
-"""``wasdi uploads ...``: your file-transfer (upload) account and its files (``client.auth``).
+"""``wasdi uploads ...``: your file-transfer (upload) account and its files (``client.auth``), and their ingestion
+into a workspace (``client.files.ingest_upload``).
 
 The account's user and password open the server's SFTP service (``wasdi-server serve``, port 2222 by default).
 """
@@ -8,12 +9,13 @@ from typing import Annotated
 import typer
 
 from .. import connection, output
-from ..errors import USAGE, CliError
-from ..options import BaseUrlOpt, ProfileOpt, YesOpt
+from ..errors import ERROR, USAGE, CliError
+from ..options import BaseUrlOpt, ProfileOpt, WorkspaceOpt, YesOpt
 from ..output import Output, message
+from ..waiting import wait_for
 
-app = typer.Typer(name="uploads", help="Your file-transfer account: status, create, files, new password, remove.",
-                  no_args_is_help=True)
+app = typer.Typer(name="uploads", help="Your file-transfer account: status, create, files, ingest, new password, "
+                                       "remove.", no_args_is_help=True)
 
 EmailArg = Annotated[str, typer.Argument(metavar="EMAIL", help="Where the credentials are mailed.")]
 
@@ -45,6 +47,65 @@ def files(profile: ProfileOpt = None, base_url: BaseUrlOpt = None) -> None:
         message("No uploaded files.")
     for name in names:
         Output().value(name)
+
+
+@app.command()
+def ingest(
+    files: Annotated[list[str] | None, typer.Argument(metavar="FILE...", help="Names of files in your upload "
+                                                      "folder ('wasdi uploads files' lists them).",
+                                                      show_default=False)] = None,
+    all_files: Annotated[bool, typer.Option("--all", help="Every file of your upload folder.")] = False,
+    workspace: WorkspaceOpt = None,
+    style: Annotated[str | None, typer.Option("--style", help="Style of the products' map layers.")] = None,
+    platform: Annotated[str | None, typer.Option("--platform", help="Mission, e.g. Sentinel-2 (default: inferred "
+                                                                    "from the name).")] = None,
+    wait: Annotated[bool, typer.Option("--wait/--no-wait", help="Wait until each file is ingested.")] = True,
+    timeout: Annotated[float | None, typer.Option("--timeout", min=0, help="Give up waiting for each file after "
+                                                                           "this many seconds.")] = None,
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+) -> None:
+    """Move files you uploaded over SFTP into a workspace and ingest them as its products; prints each product's
+    file name (with --no-wait, its INGEST process id).  A file that fails is named on stderr, the others go on,
+    and the command then exits 1."""
+    from wasdi_sdk import NotFoundError
+
+    if bool(files) == all_files:
+        raise CliError("give the FILE names to ingest, or --all for every file of your upload folder", USAGE)
+    failed: list[str] = []
+    with connection.client(profile, base_url) as client:
+        from .workspaces import resolve_workspace
+
+        workspace_id, _ = resolve_workspace(client, workspace)
+        names = list(files or []) if not all_files else client.auth.list_upload_files()
+        if not names:
+            message("No uploaded files to ingest: upload them over SFTP first ('wasdi uploads status' says "
+                    "whether you have an account)")
+            return
+        for name in names:
+            try:
+                started = client.files.ingest_upload(name, workspace_id, style=style, platform=platform)
+            except NotFoundError:
+                failed.append(name)
+                message(f"Failed: {name}: no such file in your upload folder ('wasdi uploads files' lists them)")
+                continue
+            process_id = str(started.string_value or "")
+            if not wait:
+                Output().value(process_id)
+                message(f"Ingesting {name}: process {process_id}")
+                continue
+            try:
+                wait_for(client, process_id, f"Ingesting {name}", timeout, f"the ingestion of {name} failed")
+            except CliError as e:
+                if e.code != ERROR:
+                    raise
+                failed.append(name)
+                message(f"Failed: {name}: {e.message}")
+                continue
+            Output().value(name)
+            message(f"Ingested {name}")
+    if failed:
+        raise CliError(f"{len(failed)} of {len(names)} files were not ingested: {', '.join(failed)}")
 
 
 @app.command("reset-password")

@@ -10,11 +10,10 @@ import typer
 from .. import connection, output
 from ..errors import USAGE, CliError
 from ..lookup import by_id_or_name, listing_of, named
-from ..options import BaseUrlOpt, DownloadOutOpt, JsonOpt, ProfileOpt, PublicOpt, QuietOpt, YesOpt
+from ..options import BaseUrlOpt, DownloadOutOpt, JsonOpt, ProfileOpt, PublicOpt, QuietOpt, WorkspaceOpt, YesOpt
 from ..output import Output, cell, message, progress, save_download
 from ..sharing import add_share_commands
 from ..waiting import wait_for
-from .products import WorkspaceOpt
 from .workspaces import resolve_workspace
 
 if TYPE_CHECKING:
@@ -185,9 +184,9 @@ def _params(pairs: list[str]) -> dict[str, str]:
 @app.command()
 def run(
     workflow: WorkflowArg,
-    workspace: WorkspaceOpt,
     inputs: Annotated[list[str], typer.Option("--input", "-i", metavar="FILE",
                                               help="Input file of the workspace, once per Read node, in order.")],
+    workspace: WorkspaceOpt = None,
     outputs: Annotated[list[str] | None, typer.Option("--output", "-o", metavar="FILE",
                                                       help="Output file name, once per Write node (default: "
                                                            "<input>_<workflow>).")] = None,

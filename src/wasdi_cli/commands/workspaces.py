@@ -9,6 +9,7 @@ from ..errors import AUTH, CONNECTION, USAGE, CliError
 from ..lookup import by_id_or_name, named
 from ..options import BaseUrlOpt, JsonOpt, ProfileOpt, QuietOpt, YesOpt
 from ..output import Output, message, when
+from ..profiles import normalize_url
 from ..sharing import add_share_commands
 
 if TYPE_CHECKING:
@@ -50,14 +51,75 @@ SHOW_FIELDS = (
 
 
 
-def resolve_workspace(client: "WasdiClient", id_or_name: str) -> tuple[str, "WorkspaceListInfoViewModel | None"]:
+def resolve_workspace(client: "WasdiClient", id_or_name: str | None) -> tuple[str, "WorkspaceListInfoViewModel | None"]:
     """The workspace ``id_or_name`` identifies or names among yours; anything else is passed on as an id
-    (a public workspace is not in the user's list)."""
+    (a public workspace is not in the user's list).  ``None`` (no ``--ws``): the profile's default workspace
+    (``wasdi ws use``), else a usage error saying how to give one."""
+    if id_or_name is None:
+        id_or_name = default_workspace()
+        if id_or_name is None:
+            target = connection.current_target()
+            profile = f" of profile '{target.profile_name}'" if target else ""
+            raise CliError(f"no workspace given: add --ws ID_OR_NAME, or set the default{profile} with "
+                           "'wasdi ws use NAME'", USAGE)
     return by_id_or_name(client.workspaces.list(), id_or_name, id_of=lambda w: w.workspace_id,
                          name_of=lambda w: w.name, noun="workspace",
                          fetch=client.workspaces.get, listing="ws list")
 
 
+def optional_workspace(client: "WasdiClient", id_or_name: str | None) -> str | None:
+    """The id of the workspace ``--ws`` gives, else the profile's default; ``None`` when neither is set (for the
+    commands where a workspace is optional)."""
+    if id_or_name is None and default_workspace() is None:
+        return None
+    return resolve_workspace(client, id_or_name)[0]
+
+
+def default_workspace() -> str | None:
+    """The default workspace of the command's profile, when the command speaks to that profile's server."""
+    target = connection.current_target()
+    if target is None or not target.profile.workspace or not target.profile.base_url:
+        return None
+    if normalize_url(target.profile.base_url) != target.base_url:
+        return None  # --base-url points elsewhere: the profile's workspace is not one of that server
+    return target.profile.workspace
+
+
+@app.command()
+def use(
+    workspace: Annotated[str | None, typer.Argument(metavar="ID_OR_NAME", help="Workspace id, or its exact name.",
+                                                    show_default=False)] = None,
+    clear: Annotated[bool, typer.Option("--clear", help="Forget the default workspace.")] = False,
+    profile: ProfileOpt = None,
+    base_url: BaseUrlOpt = None,
+) -> None:
+    """Set the workspace that commands use when --ws is not given, for this profile (like 'gh repo
+    set-default'); without ID_OR_NAME, show it."""
+    target = connection.resolve(profile, base_url)
+    where = f"profile '{target.profile_name}' ({target.base_url})"
+    if clear or workspace is None:
+        current = target.profile.workspace
+        if clear:
+            target.profile.workspace = None
+            target.profiles.put(target.profile)
+            target.profiles.save()
+            message(f"Forgot the default workspace of {where}" if current else f"No default workspace in {where}")
+        elif current:
+            Output().value(current)
+        else:
+            message(f"No default workspace in {where}: set one with 'wasdi ws use NAME'")
+        return
+    if target.profile.base_url and normalize_url(target.profile.base_url) != target.base_url:
+        raise CliError(f"profile '{target.profile_name}' belongs to {target.profile.base_url}, not "
+                       f"{target.base_url}: its default workspace must be one of that server", USAGE)
+    with connection.connect(target) as client:
+        workspace_id, entry = resolve_workspace(client, workspace)
+    label = named(workspace_id, entry)
+    target.profile.base_url = target.profile.base_url or target.base_url
+    target.profile.workspace = workspace_id
+    target.profiles.put(target.profile)
+    target.profiles.save()
+    message(f"Commands of {where} now use workspace {label} when --ws is not given")
 
 
 @app.command("list")

@@ -14,4 +14,9 @@ ENDPOINTS = (
                      "in stringValue once it is up, a sentence while it starts (LAUNCHJUPYTERNOTEBOOK is "
                      "published when it is); intValue 501 and what to install where the server cannot run "
                      "notebooks."),
+    Endpoint("console.terminate", "POST", "/console/terminate", Style.MARKER, B_PRIMITIVE,
+             query=(qreq("workspaceId"),), response=PRIMITIVE, mutates=True, statuses=(200, 400, 401, 403),
+             contract=False,
+             summary="Stop the caller's JupyterLab on the workspace (its kernels end with it; the files it wrote "
+                     "stay): boolValue true, and a sentence in stringValue saying whether one was running."),
 )

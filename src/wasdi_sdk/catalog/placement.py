@@ -38,6 +38,7 @@ WORKSPACE_NODE: dict[str, tuple[str, ...]] = {
     "workspaces.delete": ("workspace",),
     "console.create": ("workspaceId",),
     "console.ready": ("workspaceId",),
+    "console.terminate": ("workspaceId",),
 }
 """The calls that run on the node of the workspace they name."""
 

@@ -21,3 +21,9 @@ class ConsoleResource(APIResource):
         its address once it is up, else a sentence (it is starting: ask ``ready`` until it is).  A server that
         cannot run notebooks refuses with a ``ServerError`` of status 501 saying what to install."""
         return cast(PrimitiveResult, self._call("console.create", query={"workspaceId": workspace_id}, **options))
+
+    def terminate(self, workspace_id: str, **options: Unpack[RequestOptions]) -> PrimitiveResult:
+        """Stop the caller's notebook on the workspace (its kernels end with it; the files it wrote stay):
+        ``bool_value`` true, with a sentence in ``string_value`` saying whether one was running."""
+        return cast(PrimitiveResult, self._call("console.terminate", query={"workspaceId": workspace_id},
+                                                **options))

@@ -28,3 +28,12 @@ def create_console(call: Call) -> PrimitiveResult:
     if lab.up:
         return PrimitiveResult(bool_value=True, int_value=200, string_value=lab.address)
     return PrimitiveResult(bool_value=True, int_value=200, string_value=STARTING_MESSAGE)
+
+
+@handles("console.terminate")
+def terminate_console(call: Call) -> PrimitiveResult:
+    # Only one's own lab is stopped (labs are per user and workspace): reading the workspace is enough.
+    workspace = call.services.workspaces.readable(call.caller, call.params["workspaceId"])
+    stopped = call.services.notebooks.stop(call.caller.user_id, str(workspace["workspaceId"]))
+    text = "Jupyter Notebook is terminated" if stopped else "No notebook runs on this workspace"
+    return PrimitiveResult(bool_value=True, int_value=200, string_value=text)

@@ -140,6 +140,16 @@ class Notebooks:
             log.info("removed the scratch folders of %d notebook(s) a stopped server left", removed)
 
     # -- stopping ----------------------------------------------------------------------------------------
+    def stop(self, user_id: str, workspace_id: str, wait_seconds: float = 30.0) -> bool:
+        """Stop the lab of ``user_id`` on ``workspace_id`` and wait for it; whether one was running."""
+        with self._lock:
+            lab = self._labs.get((user_id, workspace_id))
+        if lab is None or not lab.running:
+            return False
+        lab.stop("its user stopped it")
+        lab.wait(wait_seconds)
+        return True
+
     def stop_workspace(self, doc: dict[str, Any], _delete_files: bool = False, _delete_layers: bool = False) -> None:
         """Stop every lab of a workspace (it is being deleted) and wait for them."""
         workspace_id = str(doc.get("workspaceId"))
