@@ -12,7 +12,8 @@ reads the ``config.json`` block).
 "Beyond the tour" is made of ``sh`` blocks of commands, each of which must exit 0.  What a clone holds is there
 (``examples/``, whose ``ndvi.xml`` the workflows block uploads); what the reader installs is brought as settings,
 not changes to the page: a stand-in for SNAP's ``gpt`` and the test wheelhouse for app environments.  Commands
-that run "until Ctrl-C" get a Ctrl-C after a few seconds and must end with 130.  ``NOT_RUN`` names the few lines this test cannot run, and why.
+that run "until Ctrl-C" get a Ctrl-C after a few seconds and must end with 130.  ``NOT_RUN`` names the few lines
+this test cannot run, and why.
 """
 
 from __future__ import annotations
