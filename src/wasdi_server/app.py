@@ -32,7 +32,7 @@ class WasdiApp(falcon.App[falcon.Request, falcon.Response]):
     services: Services
     notebook_proxy: NotebookProxy
 
-    def __call__(self, env: dict[str, Any], start_response: Any) -> Any:  # type: ignore[override]
+    def __call__(self, env: dict[str, Any], start_response: Any) -> Any:
         # A lab's pages and WebSockets are carried as they are, headers and bodies untouched: plain WSGI.
         if env.get("PATH_INFO", "").startswith(NOTEBOOK_PREFIX):
             return self.notebook_proxy(env, start_response)

@@ -23,6 +23,7 @@ import ctypes
 import logging
 import os
 import socket
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -108,9 +109,13 @@ class SpillSafeChannel(HTTPChannel):
     def hand_over(self) -> socket.socket:
         """The connection, taken out of waitress (called by the task's thread while its request is served:
         waitress's loop does not read a channel then).  Waitress closes only its own descriptor of it."""
+        if self.socket is None:
+            raise ClientDisconnected("the connection is closed")
         taken = socket.socket(fileno=os.dup(self.socket.fileno()))
         taken.setblocking(True)
-        with self.requests_lock:
+        # waitress's lock around its list of requests (not in its stubs)
+        lock: threading.Lock = self.requests_lock  # type: ignore[attr-defined]
+        with lock:
             self.handed_over = True
             self.will_close = True  # never read again; closed (its descriptor only) by the loop
         self.server.pull_trigger()

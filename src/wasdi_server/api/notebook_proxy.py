@@ -167,7 +167,7 @@ def _same_origin(environ: dict[str, Any]) -> bool:
     origin = environ.get("HTTP_ORIGIN")
     if not origin:
         return True
-    return _urlsplit(origin).netloc.lower() == environ.get("HTTP_HOST", "").lower()
+    return bool(_urlsplit(origin).netloc.lower() == str(environ.get("HTTP_HOST", "")).lower())
 
 
 def _target(environ: dict[str, Any]) -> str:
