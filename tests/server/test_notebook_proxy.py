@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -160,3 +161,34 @@ def _cmdline_has(proc: Path, needle: bytes) -> bool:
         return needle in (proc / "cmdline").read_bytes().replace(b"\0", b" ")
     except OSError:
         return False
+
+
+def test_websockets_leave_the_api_threads_free_and_are_bounded_per_lab(lab: Setting) -> None:
+    import websocket
+
+    base, token = lab_parts(lab.address)
+    found = lab.server.services.notebooks.find(lab.alice.user_id, lab.ws)
+    assert found is not None
+    events = base.replace("http", "ws", 1) + "/api/events/subscribe"
+    auth = [f"Authorization: token {token}"]
+    # More open WebSockets than the API has worker threads (8 in these tests)...
+    opened = [websocket.create_connection(events, header=auth, timeout=10) for _ in range(10)]
+    try:
+        assert lab.proxy.open_websockets(found) == 10
+        # ...and the API still answers at once.
+        origin = base.split("/notebook/")[0]
+        answer = httpx.get(f"{origin}/ws/byuser", headers=lab.alice.headers, timeout=10)
+        assert answer.status_code == 200 and lab.ws in answer.text
+        # Past the lab's bound: refused by the server, the lab not asked.
+        lab.proxy.max_websockets = 10
+        with pytest.raises(websocket.WebSocketBadStatusException) as refused:
+            websocket.create_connection(events, header=auth, timeout=10)
+        assert refused.value.status_code == 503
+    finally:
+        lab.proxy.max_websockets = 32
+        for connection in opened:
+            connection.close()
+    deadline = time.monotonic() + 10
+    while lab.proxy.open_websockets(found) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert lab.proxy.open_websockets(found) == 0

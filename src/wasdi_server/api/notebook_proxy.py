@@ -16,9 +16,9 @@ A request that sends a cookie as its credential with an ``Origin`` other than th
 (the cookies are SameSite=Strict too): a page of another site can make no change in a lab.  HTTP requests are
 carried streamed (``consoles/proxy.py``).  A WebSocket handshake (a kernel's channels) is checked the same
 way, then its connection is taken out of waitress (``serving.TAKE_CONNECTION``) and its bytes flow between
-the browser and the lab on this request's thread until either ends, so WebSockets need no listener of their
-own and reach the lab at the same address as its pages.  A WSGI server that cannot hand a connection over
-answers such a handshake 501.
+the browser and the lab on a thread of its own until either ends (the API's worker thread is freed at once),
+so WebSockets need no listener of their own and reach the lab at the same address as its pages.  A WSGI
+server that cannot hand a connection over answers such a handshake 501.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
+import socket
 from collections.abc import Callable, Iterable, Iterator
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
@@ -151,14 +152,10 @@ class NotebookProxy:
             return _refuse(start_response, 503, "The notebook has too many connections open: close some tabs.")
         connection = take()
         try:
-            self.proxy.websocket(lab, connection, target, headers)
-        except (LabUnreachable, TooManyWebSockets) as e:
-            with contextlib.suppress(OSError):
-                status = 503 if isinstance(e, TooManyWebSockets) else 502
-                connection.sendall(_raw_refusal(status, str(e)))
-        finally:
-            with contextlib.suppress(OSError):
-                connection.close()
+            self.proxy.websocket(lab, connection, target, headers, _send_refusal)
+        except (TooManyWebSockets, RuntimeError) as e:  # a race past the bound; no thread to be had
+            _send_refusal(connection, 503, str(e))
+            connection.close()
         start_response("101 Switching Protocols", [])  # nothing of it is sent: the connection is handed over
         return []
 
@@ -221,7 +218,9 @@ def _refuse(start_response: StartResponse, status: int, message: str) -> list[by
     return [body]
 
 
-def _raw_refusal(status: int, message: str) -> bytes:
+def _send_refusal(connection: socket.socket, status: int, message: str) -> None:
+    """A refusal written on a connection taken out of waitress (its handshake is not answered otherwise)."""
     body = to_json_bytes({"message": message})
-    return (f"HTTP/1.1 {status} {_reason(status)}\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode() + body
+    with contextlib.suppress(OSError):
+        connection.sendall((f"HTTP/1.1 {status} {_reason(status)}\r\nContent-Type: application/json\r\n"
+                            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode() + body)

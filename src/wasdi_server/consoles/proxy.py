@@ -4,7 +4,8 @@ socket (``lab.Lab.socket_path``), after the HTTP face (``api/notebook_proxy.py``
 What reaches the lab carries the lab's token (``Authorization: token``) in place of whatever credential the
 caller used; the caller's WASDI session (header or cookie) and the proxy's own cookie never reach it.
 Requests and answers are streamed in chunks, each read bounded by a deadline; a lab holds at most
-``MAX_WEBSOCKETS`` proxied WebSockets at once (kernels' channels, the lab's events).
+``MAX_WEBSOCKETS`` proxied WebSockets at once (kernels' channels, the lab's events), each carried on a thread
+of its own.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import socket
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from http.cookies import CookieError, SimpleCookie
 
@@ -37,8 +38,6 @@ READ_SECONDS = 120.0
 CONNECT_SECONDS = 10.0
 MAX_WEBSOCKETS = 32
 """WebSockets proxied to one lab at once."""
-MAX_HEAD_BYTES = 65536
-"""The largest answer head of a lab to a WebSocket handshake."""
 
 
 class LabUnreachable(Exception):
@@ -132,34 +131,51 @@ class LabProxy:
             kept.append(("Content-Length", reply.headers["content-length"]))
         return LabAnswer(reply.status_code, reply.reason_phrase, kept, chunks())
 
-    def websocket(self, lab: Lab, caller: socket.socket, target: str, headers: list[tuple[str, str]]) -> None:
-        """Carry a WebSocket: send the caller's handshake (``headers`` from ``lab_headers``, the ``Upgrade``
-        and ``Connection`` headers added again) to ``lab``, then copy bytes both ways until either side ends.
-        Blocking; closes neither socket.  ``TooManyWebSockets`` or ``LabUnreachable`` before anything is sent
-        to the caller."""
+    def websocket(self, lab: Lab, caller: socket.socket, target: str, headers: list[tuple[str, str]],
+                  on_refused: Callable[[socket.socket, int, str], None]) -> None:
+        """Carry a WebSocket on a thread of its own (the request's thread, one of the API's few, is freed at
+        once): send the caller's handshake (``headers`` from ``lab_headers``, the ``Upgrade`` and
+        ``Connection`` headers added again) to ``lab``, then copy bytes both ways until either side ends, and
+        close ``caller``.  ``TooManyWebSockets`` (nothing started) past ``max_websockets`` for this lab; a lab
+        that does not take the connection is told to the caller through ``on_refused`` (status, sentence)."""
         key = id(lab)
         with self._lock:
             if self._open.get(key, 0) >= self.max_websockets:
                 raise TooManyWebSockets(f"the notebook has {self.max_websockets} connections open already")
             self._open[key] = self._open.get(key, 0) + 1
         try:
-            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as inward:
+            threading.Thread(target=self._carry, args=(lab, caller, target, headers, on_refused), daemon=True,
+                             name=f"notebook-websocket-{lab.plan.workspace_id}").start()
+        except BaseException:
+            self._release(key)
+            raise
+
+    def _carry(self, lab: Lab, caller: socket.socket, target: str, headers: list[tuple[str, str]],
+               on_refused: Callable[[socket.socket, int, str], None]) -> None:
+        try:
+            with caller, socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as inward:
                 inward.settimeout(CONNECT_SECONDS)
                 try:
                     inward.connect(str(lab.socket_path))
-                except OSError as e:
-                    raise LabUnreachable(str(e)) from e
+                except OSError:
+                    on_refused(caller, 502, "The notebook does not answer: it may be stopping; ask for it again.")
+                    return
                 head = [f"GET {target} HTTP/1.1", "Upgrade: websocket", "Connection: Upgrade",
                         *(f"{name}: {value}" for name, value in headers)]
                 inward.sendall(("\r\n".join(head) + "\r\n\r\n").encode("latin-1"))
                 inward.settimeout(None)
                 caller.settimeout(None)
                 splice(caller, inward)
+        except OSError:
+            pass  # either side went away: the WebSocket is over
         finally:
-            with self._lock:
-                self._open[key] -= 1
-                if not self._open[key]:
-                    del self._open[key]
+            self._release(id(lab))
+
+    def _release(self, key: int) -> None:
+        with self._lock:
+            self._open[key] -= 1
+            if not self._open[key]:
+                del self._open[key]
 
     def open_websockets(self, lab: Lab) -> int:
         """How many WebSockets are proxied to ``lab`` now."""
