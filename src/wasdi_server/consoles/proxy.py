@@ -11,6 +11,7 @@ of its own.
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import threading
 from collections.abc import Callable, Iterable, Iterator
@@ -36,6 +37,8 @@ CHUNK = 65536
 READ_SECONDS = 120.0
 """Longest wait for the lab's next bytes of an answer (or the next chunk of a request's body)."""
 CONNECT_SECONDS = 10.0
+MAX_REQUESTS = 16
+"""HTTP requests carried to one lab at once (more wait for one of them, up to ``READ_SECONDS``)."""
 MAX_WEBSOCKETS = 32
 """WebSockets proxied to one lab at once."""
 
@@ -99,6 +102,7 @@ class LabProxy:
     def __init__(self, max_websockets: int = MAX_WEBSOCKETS) -> None:
         self.max_websockets = max_websockets
         self._open: dict[int, int] = {}
+        self._clients: dict[str, httpx.Client] = {}
         self._lock = threading.Lock()
 
     def request(self, lab: Lab, method: str, target: str, headers: list[tuple[str, str]],
@@ -107,14 +111,12 @@ class LabProxy:
         from ``lab_headers``) and answer its reply, streamed."""
         if length is not None:
             headers = [*headers, ("Content-Length", str(length))]
-        client = httpx.Client(transport=httpx.HTTPTransport(uds=str(lab.socket_path)), trust_env=False,
-                              timeout=httpx.Timeout(READ_SECONDS, connect=CONNECT_SECONDS))
+        client = self._client(lab)
         try:
             outgoing = client.build_request(method, "http://lab" + target, headers=headers,
                                             content=body if length else None)
             reply = client.send(outgoing, stream=True)
         except httpx.HTTPError as e:
-            client.close()
             raise LabUnreachable(str(e) or type(e).__name__) from e
 
         def chunks() -> Iterator[bytes]:
@@ -124,12 +126,29 @@ class LabProxy:
                 return  # the lab ended mid-answer: the caller sees the answer cut short
             finally:
                 reply.close()
-                client.close()
 
         kept = [(k, v) for k, v in reply.headers.multi_items() if k.lower() not in HOP_BY_HOP]
         if "content-length" in reply.headers and "content-encoding" not in reply.headers:
             kept.append(("Content-Length", reply.headers["content-length"]))
         return LabAnswer(reply.status_code, reply.reason_phrase, kept, chunks())
+
+    def _client(self, lab: Lab) -> httpx.Client:
+        """The lab's HTTP client: its connections to the lab's socket kept between requests (making a client
+        costs more than a request), at most ``MAX_REQUESTS`` at once.  Those of ended labs (their socket gone
+        with their scratch folder) are closed as new ones are made."""
+        path = str(lab.socket_path)
+        with self._lock:
+            client = self._clients.get(path)
+            if client is not None:
+                return client
+            for gone in [p for p in self._clients if not os.path.exists(p)]:
+                self._clients.pop(gone).close()
+            # verify=False: plain HTTP on a Unix socket, no certificate to check (and none loaded, which costs)
+            client = httpx.Client(transport=httpx.HTTPTransport(uds=path, verify=False, limits=httpx.Limits(
+                max_connections=MAX_REQUESTS, max_keepalive_connections=MAX_REQUESTS)), trust_env=False,
+                timeout=httpx.Timeout(READ_SECONDS, connect=CONNECT_SECONDS, pool=READ_SECONDS))
+            self._clients[path] = client
+            return client
 
     def websocket(self, lab: Lab, caller: socket.socket, target: str, headers: list[tuple[str, str]],
                   on_refused: Callable[[socket.socket, int, str], None]) -> None:
