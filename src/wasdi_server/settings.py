@@ -284,8 +284,8 @@ class Settings:
     app_cpu_seconds: int = Field(default=86400, ge=0)
     """CPU time one process of a run may use (besides an app's wall-clock ``minuteTimeout``); 0: no limit."""
     app_outbound_ports: list[int] = field(default_factory=lambda: [80, 443])
-    """TCP ports runs, builds and workflows may connect to on any host (besides the server's own API port);
-    env: comma separated."""
+    """TCP ports Landlock lets runs, builds and workflows connect to (besides their doors); in a run's world only
+    its doors answer; env: comma separated."""
     notebook_idle_minutes: float = Field(default=60.0, gt=0)
     """A lab nobody has used (no request, no running cell) for this long is stopped."""
     notebook_start_seconds: float = Field(default=120.0, gt=0)

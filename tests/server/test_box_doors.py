@@ -96,3 +96,19 @@ def test_without_a_proxy_service_there_is_no_proxy_door_and_no_proxy_variable() 
     with_proxy = DoorPlan(3128, ApiRelay("127.0.0.1", 3128), RecordingProxy())
     assert [door.port for door in with_proxy.doors()] == [3128, 3129]
     assert with_proxy.env() == proxy_env(3129)
+
+
+def test_the_runs_cgroups_of_two_servers_are_in_folders_of_their_own(tmp_path: Path) -> None:
+    from wasdi_server.launcher.box.cgroups import RUNS_FOLDER, CgroupPlace
+    from wasdi_server.settings import load_settings
+
+    shared = CgroupPlace("pids", Path("/sys/fs/cgroup/pids") / RUNS_FOLDER, 1)
+    support = replace(kernel_support(), cgroups={"pids": shared})
+    places = []
+    for name in ("one", "two"):
+        box = replace(Box.from_settings(load_settings(data_dir=tmp_path / name, environ={})), support=support)
+        places.append(Path(str(box.spec(python_job("pass"), "run-1")["cgroups"]["pids"]["path"])))
+    assert places[0].name == places[1].name == "run-1"
+    assert places[0].parent != places[1].parent
+    assert all(p.parent.parent == Path("/sys/fs/cgroup/pids") and p.parent.name.startswith(RUNS_FOLDER + "-")
+               for p in places)
