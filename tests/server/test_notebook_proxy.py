@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -192,3 +193,36 @@ def test_websockets_leave_the_api_threads_free_and_are_bounded_per_lab(lab: Sett
     while lab.proxy.open_websockets(found) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert lab.proxy.open_websockets(found) == 0
+
+
+def test_a_websocket_handshake_on_a_server_that_cannot_hand_its_connection_over_is_501(lab: Setting) -> None:
+    import falcon.testing
+
+    base, token = lab_parts(lab.address)
+    before = lab.proxy.carried
+    answer = falcon.testing.TestClient(lab.server.app).simulate_get(
+        urlsplit(base).path + "/api/events/subscribe",
+        headers={"Authorization": f"token {token}", "Upgrade": "websocket", "Connection": "Upgrade",
+                 "Host": "127.0.0.1"})
+    assert answer.status_code == 501 and "WebSockets" in answer.json["message"]
+    assert lab.proxy.carried == before
+
+
+def test_what_reaches_a_lab_carries_its_token_and_none_of_the_callers_credentials() -> None:
+    from types import SimpleNamespace
+
+    from wasdi_server.api.notebook_proxy import _target
+    from wasdi_server.consoles.proxy import lab_headers
+
+    fake = SimpleNamespace(token="lab-token")
+    sent = lab_headers(fake, [("X-Session-Token", "wasdi-session"), ("Authorization", "token lab-token"),  # type: ignore[arg-type]
+                              ("Cookie", "wasdi_session=s1; _xsrf=abc; wasdi_lab=lab-token"),
+                              ("Connection", "keep-alive"), ("Accept", "application/json")], "example.org:8080")
+    assert ("Cookie", "_xsrf=abc") in sent and ("Accept", "application/json") in sent
+    assert ("Authorization", "token lab-token") in sent and ("Host", "example.org:8080") in sent
+    assert "wasdi-session" not in str(sent) and "s1" not in str(sent)
+    assert not any(name.lower() == "connection" for name, _ in sent)
+    # The token leaves the address the lab is asked (percent-encoding kept).
+    assert _target({"REQUEST_URI": "/notebook/w/api/contents/a%20b.ipynb?token=t&type=file"}) == \
+        "/notebook/w/api/contents/a%20b.ipynb?type=file"
+    assert _target({"PATH_INFO": "/notebook/w/lab", "QUERY_STRING": "token=t"}) == "/notebook/w/lab"
