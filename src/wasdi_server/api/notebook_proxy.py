@@ -44,6 +44,7 @@ from ..consoles.proxy import (
     split_cookies,
 )
 from ..errors import DomainError
+from ..services.sessions import SESSION_COOKIE
 from ..serving import TAKE_CONNECTION
 from .answers import to_json_bytes
 from .host_header import split_host
@@ -56,6 +57,7 @@ log = logging.getLogger("wasdi_server.notebooks")
 PREFIX = LAB_PATH.split("{", 1)[0]
 """``/notebook/``: every path below it is a lab's."""
 _PATH = re.compile(r"/notebook/(?P<workspace_id>[A-Za-z0-9_-]{1,64})(?P<rest>/.*)?\Z", re.DOTALL)
+SESSION_ENV = "HTTP_" + SESSION_HEADER.upper().replace("-", "_")
 StartResponse = Callable[[str, list[tuple[str, str]]], Any]
 
 
@@ -112,12 +114,13 @@ class NotebookProxy:
         cookies, _ = split_cookies(environ.get("HTTP_COOKIE"))
         query = dict(parse_qsl(environ.get("QUERY_STRING", ""), keep_blank_values=True))
         authorization = environ.get("HTTP_AUTHORIZATION", "")
-        token = query.get("token") or (authorization[6:].strip() if authorization.lower().startswith("token ")
-                                       else "") or cookies.get(LAB_COOKIE, "")
-        session = environ.get("HTTP_" + SESSION_HEADER.upper().replace("-", "_")) or cookies.get("wasdi_session")
-        by_cookie = not query.get("token") and not authorization and not environ.get(
-            "HTTP_" + SESSION_HEADER.upper().replace("-", "_"))
-        if by_cookie and not _same_origin(environ):
+        address_token = query.get("token", "")
+        header_token = authorization[6:].strip() if authorization.lower().startswith("token ") else ""
+        header_session = environ.get(SESSION_ENV, "")
+        token = address_token or header_token or cookies.get(LAB_COOKIE, "")
+        session = header_session or cookies.get(SESSION_COOKIE, "")
+        # A browser sends cookies by itself, even on another site's request: those need the same origin.
+        if not (address_token or header_token or header_session) and not _same_origin(environ):
             raise Refused(403, "A notebook is not opened from another site's page.")
         notebooks = self.services.notebooks
         if token:
@@ -127,7 +130,7 @@ class NotebookProxy:
             user = self.services.users.active_user(lab.plan.user_id)
             if user is None or not self.services.workspaces.may_read(user, workspace_id):
                 raise Refused(403, "MSG_ERROR_NO_ACCESS_RIGHTS_OBJECT_WORKSPACE")
-            return lab, bool(query.get("token"))
+            return lab, bool(address_token)
         if not session:
             raise Refused(401, "MSG_ERROR_INVALID_SESSION")
         user = self.services.sessions.resolve(session)

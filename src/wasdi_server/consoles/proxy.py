@@ -21,6 +21,7 @@ from http.cookies import CookieError, SimpleCookie
 import httpx
 
 from ..launcher.box.doors import splice
+from ..services.sessions import SESSION_COOKIE
 from .lab import Lab
 
 LAB_COOKIE = "wasdi_lab"
@@ -32,7 +33,7 @@ HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy
 """Headers of one connection, not of the request (``host`` and ``content-length`` are set again)."""
 WITHHELD = frozenset({SESSION_HEADER, "authorization", "cookie"})
 """What the caller sends that the lab never sees as sent (the cookie goes on without the server's own)."""
-SERVER_COOKIES = frozenset({LAB_COOKIE, "wasdi_session"})
+SERVER_COOKIES = frozenset({LAB_COOKIE, SESSION_COOKIE})
 CHUNK = 65536
 READ_SECONDS = 120.0
 """Longest wait for the lab's next bytes of an answer (or the next chunk of a request's body)."""
