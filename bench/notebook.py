@@ -53,14 +53,14 @@ def child_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def start_server(data: Path, log_path: Path) -> tuple[subprocess.Popen[bytes], str]:
+def start_server(data: Path, log_path: Path, idle_minutes: str = "0.02") -> tuple[subprocess.Popen[bytes], str]:
     add = subprocess.run([sys.executable, "-m", "wasdi_server", "user", "add", USER, "--password-stdin",
                           "--data-dir", str(data)], input=PASSWORD + "\n", text=True, env=child_env(),
                          capture_output=True, timeout=60, check=False)
     if add.returncode != 0:
         raise SystemExit(f"user add failed: {add.stderr}")
     port = free_port()
-    env = child_env(WASDI_SERVER_NOTEBOOK_IDLE_MINUTES="0.02")
+    env = child_env(WASDI_SERVER_NOTEBOOK_IDLE_MINUTES=idle_minutes)
     with open(log_path, "wb") as log:
         server = subprocess.Popen([sys.executable, "-m", "wasdi_server", "serve", "--data-dir", str(data), "--host",
                                    "127.0.0.1", "--port", str(port), "--sftp-port", "0", "--broker-port",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import falcon
 
@@ -11,6 +11,8 @@ from . import api  # registers every handler (and api.checkout, the payment page
 from .api import openapi
 from .api.framework import LEGACY_BASE_PATH, route_table
 from .api.host_header import HostHeaderGuard
+from .api.notebook_proxy import PREFIX as NOTEBOOK_PREFIX
+from .api.notebook_proxy import NotebookProxy
 from .api.router import StaticFirstRouter
 from .api.web_client import WebClient
 from .composition import Services, build_services
@@ -28,6 +30,13 @@ class WasdiApp(falcon.App[falcon.Request, falcon.Response]):
     """The Falcon app, with the services it serves (``app.services``)."""
 
     services: Services
+    notebook_proxy: NotebookProxy
+
+    def __call__(self, env: dict[str, Any], start_response: Any) -> Any:
+        # A lab's pages and WebSockets are carried as they are, headers and bodies untouched: plain WSGI.
+        if env.get("PATH_INFO", "").startswith(NOTEBOOK_PREFIX):
+            return self.notebook_proxy(env, start_response)
+        return super().__call__(env, start_response)
 
 
 def create_app(settings: Settings | None = None, services: Services | None = None) -> WasdiApp:
@@ -62,4 +71,5 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
     if web_client is not None:
         app.add_sink(web_client, prefix="/")  # asked only for paths no API route matched
     app.services = services
+    app.notebook_proxy = NotebookProxy(services)
     return app

@@ -5,6 +5,10 @@ the upper bound on its version in pyproject.toml):
   memory and, beyond ``outbuf_overflow`` bytes, in a temporary file.  When that file cannot be written (a
   full disk, a file-size limit), waitress's own channel leaves the client waiting forever.
   ``SpillSafeChannel`` turns that failure into a closed connection, and the log says why.
+- a request may take its connection out of waitress (``TAKE_CONNECTION`` in its environ): a WebSocket
+  handshake to a notebook's lab (``api/notebook_proxy.py``) is checked by the app like any request, then its
+  socket leaves waitress's loop, so the bytes of the WebSocket flow between the browser and the lab and
+  waitress sends nothing more on it.
 - a big multipart upload is parsed while it arrives (``UploadSpoolingParser``).  Waitress receives a whole
   request body before the app runs, into a temporary file; for a multipart body of more than
   ``inbuf_overflow`` bytes with a ``Content-Length`` the body goes instead into a ``MultipartSpool``
@@ -24,6 +28,8 @@ import ctypes
 import errno
 import logging
 import os
+import socket
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -34,7 +40,7 @@ from waitress.channel import ClientDisconnected, HTTPChannel
 from waitress.parser import HTTPRequestParser
 from waitress.receiver import FixedStreamReceiver
 from waitress.server import BaseWSGIServer, MultiSocketServer, TcpWSGIServer
-from waitress.task import ThreadedTaskDispatcher
+from waitress.task import ThreadedTaskDispatcher, WSGITask
 from waitress.utilities import InternalServerError
 
 from . import serving_loop
@@ -46,6 +52,9 @@ UPLOAD_SPOOL = ".upload-spool"
 """The spool folder's name in the workspace files' root (on their disk; no user id starts with a dot)."""
 RECV_BYTES = 256 * 1024
 """What one read of a socket takes (waitress reads 8 KiB by default: a 1 GiB upload would be 131,072 reads)."""
+TAKE_CONNECTION = "wasdi.take_connection"
+"""The environ key of a function that takes the request's connection out of waitress: it answers the socket
+(blocking, the caller's to close), and waitress then drops its own copy without sending anything more."""
 MMAP_THRESHOLD = 1024 * 1024
 """Blocks from this size up are mapped on their own and unmapped when freed (socket reads stay below it)."""
 MAINTENANCE_SECONDS = 1
@@ -95,8 +104,39 @@ class SpoolingReceiver(FixedStreamReceiver):
             return len(data)
 
 
+class HandOverTask(WSGITask):
+    """Waitress's WSGI task, whose environ offers the request's connection (``TAKE_CONNECTION``)."""
+
+    def get_environment(self) -> Any:
+        environ = super().get_environment()
+        channel = self.channel
+        if isinstance(channel, SpillSafeChannel):
+            environ[TAKE_CONNECTION] = channel.hand_over
+        return environ
+
+
 class SpillSafeChannel(HTTPChannel):
+    task_class = HandOverTask
+    handed_over = False
+
+    def hand_over(self) -> socket.socket:
+        """The connection, taken out of waitress (called by the task's thread while its request is served:
+        waitress's loop does not read a channel then).  Waitress closes only its own descriptor of it."""
+        if self.socket is None:
+            raise ClientDisconnected("the connection is closed")
+        taken = socket.socket(fileno=os.dup(self.socket.fileno()))
+        taken.setblocking(True)
+        # waitress's lock around its list of requests (not in its stubs)
+        lock: threading.Lock = self.requests_lock  # type: ignore[attr-defined]
+        with lock:
+            self.handed_over = True
+            self.will_close = True  # never read again; closed (its descriptor only) by the loop
+        self.server.pull_trigger()
+        return taken
+
     def write_soon(self, data: Any) -> Any:
+        if self.handed_over:
+            return len(data) if data else 0  # the answer of a handed-over request is its new owner's
         try:
             return super().write_soon(data)
         except ClientDisconnected:

@@ -319,10 +319,6 @@ class Settings:
     app_outbound_ports: list[int] = field(default_factory=lambda: [80, 443])
     """TCP ports Landlock lets runs, builds and workflows connect to (besides their doors); in a run's world only
     its doors answer; env: comma separated."""
-    notebook_host: str = "127.0.0.1"
-    """Address a workspace's JupyterLab binds (each lab on a free port of it; ``/console/create``)."""
-    notebook_public_host: str = ""
-    """Host name the address of a lab carries (what the browser reaches); empty: ``notebook_host``."""
     notebook_idle_minutes: float = Field(default=60.0, gt=0)
     """A lab nobody has used (no request, no running cell) for this long is stopped."""
     notebook_start_seconds: float = Field(default=120.0, gt=0)

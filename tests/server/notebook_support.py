@@ -1,11 +1,14 @@
-"""What the notebook tests and the notebook figure share: a server on a real socket (the lab's kernel calls
-its API with the official library), and a cell executed on a lab's kernel through the Jupyter protocol
-(jupyter_client's messages over the lab's kernel WebSocket, as JupyterLab itself sends them)."""
+"""What the notebook tests and the notebook figure share: a server on a real socket, served by waitress as
+``wasdi-server serve`` serves it (the lab's kernel calls its API with the official library; a browser reaches
+the lab through the server's ``/notebook/`` path, its WebSockets too), and a cell executed on a lab's kernel
+through the Jupyter protocol (jupyter_client's messages over the lab's kernel WebSocket, as JupyterLab itself
+sends them)."""
 
 from __future__ import annotations
 
 import json
 import socket
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,8 +19,8 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 from tests import environment
 from tests.conftest import Server
-from tests.socket_server import on_a_socket
 
+from wasdi_server import serving
 from wasdi_server.consoles import missing_packages
 from wasdi_server.launcher.box import Box
 
@@ -41,12 +44,20 @@ def free_port() -> int:
 def served(data_dir: Path, **settings: Any) -> Iterator[Server]:
     """A test server whose API is also on a real socket at its own ``port`` (what labs call)."""
     port = free_port()
+    # The address /console/create answers is under public_url (the test client reaches the app by no address).
+    settings.setdefault("public_url", f"http://127.0.0.1:{port}")
     server = Server(data_dir, port=port, **settings)
+    httpd = serving.make_server(server.app, host="127.0.0.1", port=port, threads=8, asyncore_use_poll=True)
+    thread = threading.Thread(target=httpd.run, daemon=True)
+    thread.start()
     try:
-        with on_a_socket(server.app, port=port):
-            yield server
+        yield server
     finally:
-        server.close()
+        try:
+            serving.close(httpd)
+            thread.join(1)
+        finally:
+            server.close()
 
 
 def wait_ready(server: Server, who: Any, ws: str, timeout: float = 120.0) -> str:
@@ -61,9 +72,10 @@ def wait_ready(server: Server, who: Any, ws: str, timeout: float = 120.0) -> str
 
 
 def lab_parts(address: str) -> tuple[str, str]:
-    """(base URL, token) of a lab's address."""
+    """(base URL, token) of a lab's address (``http://HOST:PORT/notebook/<workspaceId>/lab?token=``)."""
     parts = urlsplit(address)
-    return f"{parts.scheme}://{parts.netloc}", parse_qs(parts.query)["token"][0]
+    path = parts.path.removesuffix("/lab").rstrip("/")
+    return f"{parts.scheme}://{parts.netloc}{path}", parse_qs(parts.query)["token"][0]
 
 
 def run_cell(address: str, code: str, timeout: float = 60.0) -> str:

@@ -44,18 +44,20 @@ def test_a_lab_lists_the_workspace_products_with_the_official_library(tmp_path: 
         assert first["boolValue"] is True and first["stringValue"], first
         address = wait_ready(server, alice, ws)
         base, token = lab_parts(address)
-        assert address.startswith("http://127.0.0.1:") and "/lab?token=" in address and len(token) >= 32
+        # Under the server's own address: the lab has no port of its own.
+        port = server.services.settings.port
+        assert address == f"http://127.0.0.1:{port}/notebook/{ws}/lab?token={token}" and len(token) >= 32
         heard = messages(server, ws, LAUNCH_NOTEBOOK)
         assert [m["messageResult"] for m in heard] == ["OK"] and token not in str(heard)
         # Asked again: the same lab, at once.
         again = server.post("/console/create", alice, params={"workspaceId": ws}).json
         assert again == {**again, "boolValue": True, "stringValue": address}
 
-        # The token is required: none, or a wrong one, is refused.
+        # The token (or the owner's session) is required: none is 401, a wrong one 403.
         def kernels(**headers: str) -> int:
             return httpx.get(f"{base}/api/kernels", headers=headers, timeout=10).status_code
 
-        assert kernels() == 403 and kernels(Authorization="token nope") == 403
+        assert kernels() == 401 and kernels(Authorization="token nope") == 403
         assert kernels(Authorization=f"token {token}") == 200
 
         store_file = next(p for p in (tmp_path / "data").iterdir() if p.is_file())
@@ -73,8 +75,10 @@ def test_a_lab_lists_the_workspace_products_with_the_official_library(tmp_path: 
         assert server.services.sessions.resolve_scoped(session)[1] == {"workspaceId": ws, "processId": ""}
         server.services.notebooks.close()  # what the server's stop does
         assert lab.wait(30) and not server.get("/console/ready", alice, workspaceId=ws).json["boolValue"]
-        with pytest.raises(httpx.TransportError):
-            httpx.get(f"{base}/api/status", timeout=5)
+        # Its token opens nothing any more, and its socket is gone with its scratch folder.
+        assert httpx.get(f"{base}/api/status", headers={"Authorization": f"token {token}"},
+                         timeout=5).status_code == 403
+        assert not lab.socket_path.exists()
         assert server.services.sessions.resolve_scoped(session) is None
 
 
@@ -90,8 +94,9 @@ def test_an_idle_lab_stops(tmp_path: Path) -> None:
         assert lab.failure == ""
         answer = server.get("/console/ready", alice, workspaceId=ws).json
         assert answer["boolValue"] is False and "create one" in answer["stringValue"]
-        with pytest.raises(httpx.TransportError):
-            httpx.get(f"{lab_parts(address)[0]}/api/status", timeout=5)
+        base, token = lab_parts(address)
+        assert httpx.get(f"{base}/api/status", headers={"Authorization": f"token {token}"},
+                         timeout=5).status_code == 403
         # A new create starts a new lab, with a new token.
         server.post("/console/create", alice, params={"workspaceId": ws})
         assert wait_ready(server, alice, ws) != address

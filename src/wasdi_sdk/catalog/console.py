@@ -6,12 +6,14 @@ ENDPOINTS = (
     Endpoint("console.ready", "GET", "/console/ready", Style.STATUS, A, query=(qreq("workspaceId"),),
              response=PRIMITIVE, statuses=(200, 400, 401, 403), contract=False,
              summary="Whether the caller's notebook on the workspace is up: boolValue true with its address "
-                     "(token included) in stringValue; else false, with a sentence (starting, none, or why the "
+                     "(<server>/notebook/<workspaceId>/lab?token=..., under the server's own) in stringValue; "
+                     "else false, with a sentence (starting, none, or why the "
                      "last one ended)."),
     Endpoint("console.create", "POST", "/console/create", Style.MARKER, B_PRIMITIVE, query=(qreq("workspaceId"),),
              response=PRIMITIVE, mutates=True, statuses=(200, 400, 401, 403, 501), contract=False,
              summary="Start (or find) the caller's JupyterLab on the workspace: boolValue true with its address "
-                     "in stringValue once it is up, a sentence while it starts (LAUNCHJUPYTERNOTEBOOK is "
+                     "(<server>/notebook/<workspaceId>/lab?token=...) in stringValue once it is up, a sentence "
+                     "while it starts (LAUNCHJUPYTERNOTEBOOK is "
                      "published when it is); intValue 501 and what to install where the server cannot run "
                      "notebooks."),
     Endpoint("console.terminate", "POST", "/console/terminate", Style.MARKER, B_PRIMITIVE,

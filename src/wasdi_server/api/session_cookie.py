@@ -5,8 +5,9 @@ WASDI's web client sends its session as the ``x-session-token`` header on API ca
 each session check, which the client makes when it comes back to a stored session) also sets
 ``wasdi_session``: HttpOnly (page scripts never read it), SameSite=Strict (no other site's page sends
 it), Secure when the server is reached over TLS, expiring with the session's idle time; a logout ends it.
-Only ``/wms``, the layer images and the built-in broker accept it: every other endpoint still wants the
-header, so a page of another origin can make no change with it.
+Only ``/wms``, the layer images, the built-in broker and a notebook's path (``notebook_proxy``, which also
+refuses a cookie sent from another site's page) accept it: every other endpoint still wants the header, so a
+page of another origin can make no change with it.
 """
 
 from __future__ import annotations

@@ -2,10 +2,12 @@
 
 The lab is the server's own interpreter running ``jupyterlab`` (the ``[notebook]`` extra), confined by
 ``Box.run``: it may read the system and the interpreter's environment, write its workspace folder and a
-private scratch folder (its HOME, Jupyter's runtime and data folders), bind its one port and connect to
-the server's API and the operator's outbound ports.  Its kernels are its children, so the same rules
-hold for every cell; they talk to the lab over UNIX sockets in the scratch folder (Jupyter's ``ipc``
-transport), since the box opens no TCP port but the lab's own.
+private scratch folder (its HOME, Jupyter's runtime and data folders), and connect to the server's API and
+the operator's outbound ports.  It listens on no TCP port: only on a Unix socket in its scratch folder
+(``socket_path``), which the server's proxy (``proxy.py``) connects to from outside its world, under the
+lab's base path ``/notebook/<workspaceId>/`` of the server's own address.  Its kernels are its children, so
+the same rules hold for every cell; they talk to the lab over Unix sockets in the scratch folder too
+(Jupyter's ``ipc`` transport).
 
 Its environment is the box's minimum plus what the official library reads (``WASDI_WEBSERVER_URL``,
 ``WASDI_USER``, ``WASDI_SESSION_ID`` of a session scoped to the workspace, ``WASDI_WORKSPACE_ID``,
@@ -21,7 +23,6 @@ import logging
 import os
 import secrets
 import shutil
-import socket
 import sys
 import tempfile
 import threading
@@ -99,16 +100,16 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def free_port(host: str) -> int:
-    """A TCP port free on ``host`` now (the lab binds it a moment later)."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.socket(family, socket.SOCK_STREAM) as probe:
-        probe.bind((host, 0))
-        return int(probe.getsockname()[1])
+LAB_SOCKET = "lab.sock"
+"""The lab's Unix socket, in its scratch folder."""
+LAB_PATH = "/notebook/{workspace_id}/"
+"""A lab's base path under the server's own address (the labs of every user on one workspace share it: the
+proxy tells them apart by who asks)."""
 
 
-def url_host(host: str) -> str:
-    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+def lab_path(workspace_id: str) -> str:
+    """The base path of the labs of ``workspace_id`` under the server's address."""
+    return LAB_PATH.format(workspace_id=workspace_id)
 
 
 @dataclass(frozen=True)
@@ -118,8 +119,6 @@ class LabPlan:
     user_id: str
     workspace_id: str
     workspace_folder: Path
-    bind_host: str
-    public_host: str
     server_url: str
     api_ports: tuple[int, ...]
     session: str = field(repr=False)
@@ -140,7 +139,6 @@ class Lab:
         self.on_ready = on_ready
         self.on_end = on_end
         self.token = secrets.token_urlsafe(32)
-        self.port = free_port(plan.bind_host)
         self.state = STARTING
         self.failure = ""
         """Why the lab ended, when it ended otherwise than stopped (for ``/console/ready`` and the log)."""
@@ -154,19 +152,17 @@ class Lab:
         # socket's path has at most 107 bytes).  The server's pid is kept there, for remove_leftovers.
         self._scratch = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX))
         (self._scratch / OWNER_FILE).write_text(str(os.getpid()), encoding="utf-8")
+        self.socket_path = self._scratch / LAB_SOCKET
+        """Where the lab listens (its only listener)."""
+        self.path = lab_path(plan.workspace_id)
+        """The lab's base path under the server's own address."""
         self._threads: list[threading.Thread] = []
 
     # -- what clients see ------------------------------------------------------------------------------
-    @property
-    def address(self) -> str:
-        """The address a browser opens (with the token: only for the lab's user)."""
-        host = url_host(self.plan.public_host or self.plan.bind_host)
-        return f"http://{host}:{self.port}/lab?token={self.token}"
-
-    @property
-    def local_base(self) -> str:
-        host = self.plan.bind_host if self.plan.bind_host not in ("0.0.0.0", "::", "") else "127.0.0.1"
-        return f"http://{url_host(host)}:{self.port}"
+    def address(self, origin: str) -> str:
+        """The address a browser opens, under the server's ``origin`` (``scheme://host[:port]``), with the
+        token (only for the lab's user)."""
+        return f"{origin.rstrip('/')}{self.path}lab?token={self.token}"
 
     @property
     def running(self) -> bool:
@@ -177,6 +173,12 @@ class Lab:
     def up(self) -> bool:
         """Answering, and not asked to stop."""
         return self.state == READY and not self._stop.is_set()
+
+    def client(self, timeout: float) -> httpx.Client:
+        """An HTTP client of the lab's own API, over its socket, with its token."""
+        transport = httpx.HTTPTransport(uds=str(self.socket_path))
+        return httpx.Client(transport=transport, base_url=f"http://lab{self.path.rstrip('/')}",
+                            headers={"Authorization": f"token {self.token}"}, timeout=timeout, trust_env=False)
 
     # -- the job ---------------------------------------------------------------------------------------
     def job(self) -> Job:
@@ -197,12 +199,11 @@ class Lab:
             "WASDI_WEBSERVER_URL": plan.server_url, "WASDI_USER": plan.user_id, "WASDI_SESSION_ID": plan.session,
             "WASDI_WORKSPACE_ID": plan.workspace_id, "WASDI_BASE_PATH": str(plan.files_root) + "/",
         }
-        # In its world the lab listens on its own loopback; the box opens the lab's address on the host and
-        # leads each connection in.
-        inside = self.box.in_worlds
-        ip = "127.0.0.1" if inside else plan.bind_host
-        argv = [python, "-m", "jupyterlab", "--no-browser", f"--ServerApp.ip={ip}",
-                f"--ServerApp.port={self.port}", "--ServerApp.port_retries=0",
+        # A Unix socket in the scratch folder, not a port: the server reaches it from outside the lab's network
+        # namespace (a path is seen the same in both worlds), and no one else can.  Reached under the server's
+        # host names, hence allow_remote_access (the proxy has checked the caller already).
+        argv = [python, "-m", "jupyterlab", "--no-browser", f"--ServerApp.sock={self.socket_path}",
+                f"--ServerApp.base_url={self.path}", "--ServerApp.allow_remote_access=True",
                 f"--ServerApp.root_dir={plan.workspace_folder}", "--ServerApp.terminals_enabled=False",
                 "--KernelManager.transport=ipc", "--LabApp.news_url=None",
                 "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
@@ -210,19 +211,16 @@ class Lab:
         if os.geteuid() == 0:
             # Jupyter refuses root by its uid; in the box root keeps no capability, so nothing of root's powers.
             argv.append("--allow-root")
-        if (plan.public_host and plan.public_host != plan.bind_host) or ip != plan.bind_host:
-            # Reached under another name (a proxy, a machine name): Jupyter refuses such Host headers otherwise.
-            argv.append("--ServerApp.allow_remote_access=True")
         return Job(argv, env, plan.workspace_folder, read=interpreter_paths(python),
-                   write=[plan.workspace_folder, scratch], connect_ports=plan.api_ports, bind_ports=[self.port],
-                   name=f"lab-{secrets.token_hex(6)}", exposes=[(plan.bind_host, self.port)] if inside else [],
+                   write=[plan.workspace_folder, scratch], connect_ports=plan.api_ports, bind_ports=[],
+                   name=f"lab-{secrets.token_hex(6)}",
                    identity=RunIdentity(plan.user_id, plan.workspace_id, "", self._line))
 
     # -- lifecycle -------------------------------------------------------------------------------------
     def start(self) -> None:
         job = self.job()
-        runner = threading.Thread(target=self._run, args=(job,), daemon=True, name=f"lab-{self.port}")
-        watcher = threading.Thread(target=self._watch, daemon=True, name=f"lab-watch-{self.port}")
+        runner = threading.Thread(target=self._run, args=(job,), daemon=True, name=f"lab-{self.plan.workspace_id}")
+        watcher = threading.Thread(target=self._watch, daemon=True, name=f"lab-watch-{self.plan.workspace_id}")
         self._threads = [runner, watcher]
         runner.start()
         watcher.start()
@@ -240,7 +238,7 @@ class Lab:
     def _line(self, text: str) -> None:
         text = text.replace(self.token, "<token>")
         self._lines.append(text)
-        log.debug("lab %s: %s", self.port, text)
+        log.debug("lab of %s on %s: %s", self.plan.user_id, self.plan.workspace_id, text)
 
     def _run(self, job: Job) -> None:
         try:
@@ -268,14 +266,13 @@ class Lab:
                 self._ended.set()
 
     def _watch(self) -> None:
-        with httpx.Client(base_url=self.local_base, headers={"Authorization": f"token {self.token}"},
-                          timeout=5.0, trust_env=False) as http:
+        with self.client(timeout=5.0) as http:
             if not self._wait_ready(http):
                 return
             self.state = READY
             self.ready_after = time.monotonic() - self.started
-            log.info("notebook of %s on workspace %s ready on port %s after %.1f s", self.plan.user_id,
-                     self.plan.workspace_id, self.port, self.ready_after)
+            log.info("notebook of %s on workspace %s ready after %.1f s", self.plan.user_id,
+                     self.plan.workspace_id, self.ready_after)
             self.on_ready(self)
             self._watch_idle(http)
 

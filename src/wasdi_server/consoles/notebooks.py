@@ -10,6 +10,7 @@ carries the lab's token); a lab that could not start publishes it with result KO
 
 from __future__ import annotations
 
+import hmac
 import importlib.util
 import logging
 import threading
@@ -107,6 +108,16 @@ class Notebooks:
         with self._lock:
             return self._labs.get((user_id, workspace_id))
 
+    def by_token(self, workspace_id: str, token: str) -> Lab | None:
+        """The lab up on ``workspace_id`` whose token is ``token`` (compared in constant time), or ``None``."""
+        with self._lock:
+            labs = [lab for (_, ws), lab in self._labs.items() if ws == workspace_id]
+        found = None
+        for lab in labs:
+            if hmac.compare_digest(lab.token.encode(), token.encode()) and lab.up:
+                found = lab
+        return found
+
     def _new_lab(self, user_id: str, workspace: dict[str, Any]) -> Lab:
         folder = self.workspaces.folder(workspace)
         folder.mkdir(parents=True, exist_ok=True)
@@ -114,7 +125,7 @@ class Notebooks:
         url = self.box.api_url(self.server_url())
         session = self.sessions.open(user_id, scope={"workspaceId": workspace_id, "processId": ""})
         s = self.settings
-        plan = LabPlan(user_id, workspace_id, folder.resolve(), s.notebook_host, s.notebook_public_host, url,
+        plan = LabPlan(user_id, workspace_id, folder.resolve(), url,
                        tuple(self.api_ports(url)), session, s.files_root.resolve(), s.notebook_idle_minutes * 60.0,
                        s.notebook_start_seconds)
         try:

@@ -21,8 +21,8 @@ DISABLED_AUTH_USER = "user"
 DIGEST_PATTERN = re.compile(r"^[0-9a-f]{64}$")
 SESSION_COOKIE = "wasdi_session"
 """The cookie that carries the session where a browser sends no header: map tiles (``/wms``) and the
-built-in broker's WebSocket.  Set at login (HttpOnly, SameSite=Strict), ended at logout; nothing else
-accepts it."""
+built-in broker's WebSocket, and a notebook's pages (``/notebook/``).  Set at login (HttpOnly, SameSite=Strict),
+ended at logout; nothing else accepts it."""
 
 
 def token_from_cookies(header: str | None) -> str | None:
