@@ -60,6 +60,7 @@ from .services.process_logs import ProcessLogService
 from .services.process_stats import ProcessStatistics
 from .services.processes import ProcessService
 from .services.products import ProductService
+from .services.products.imports import DownloadSlots
 from .services.projects import ProjectService
 from .services.resource_types import ResourceTypes
 from .services.reviews import ReviewService
@@ -378,6 +379,7 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
     )
     services.search = SearchService(missions, SearchProviders.from_settings(settings))
     products.searched_links = services.search
+    products.download_slots = DownloadSlots(settings.import_downloads_per_provider)
     services.maps = MapService(c("layers"), workspaces, styles, map_server)
     services.apps = AppService(app_records, settings, workspaces, processes, products)
     index = PackageIndex(settings.package_index_url, timeout=settings.package_index_timeout_seconds,

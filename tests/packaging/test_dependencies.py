@@ -20,10 +20,11 @@ ROOT = Path(__file__).resolve().parents[2]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 EXTRAS: dict[str, list[str]] = PROJECT["optional-dependencies"]
 RUNTIME = {"": PROJECT["dependencies"], "cli": EXTRAS["cli"], "server": EXTRAS["server"], "geo": EXTRAS["geo"],
-           "postgresql": EXTRAS["postgresql"]}
+           "postgresql": EXTRAS["postgresql"], "eodag": EXTRAS["eodag"]}
 """What installing each part brings: the SDK (base), the command line, the server, reading rasters on the server,
-the database the nodes of a deployment share."""
-PACKAGES = {"wasdi_sdk": ("",), "wasdi_cli": ("", "cli"), "wasdi_server": ("", "server", "geo", "postgresql"),
+the database the nodes of a deployment share, EODAG's providers for search."""
+PACKAGES = {"wasdi_sdk": ("",), "wasdi_cli": ("", "cli"),
+            "wasdi_server": ("", "server", "geo", "postgresql", "eodag"),
             "wasdi_command_line": ("cli", "server")}
 """Each package of the distribution and the extras that install what it imports."""
 FIRST_PARTY = {"wasdi_sdk", "wasdi_cli", "wasdi_server", "wasdi_command_line"}

@@ -372,7 +372,12 @@ def test_confirmation_of_a_package_already_granted_keeps_it(server: Server, admi
     assert package(server, admin, package_id) == before
 
 
-@pytest.mark.parametrize("provider", ["nowhere", "%00", "x" * 300])
+@pytest.mark.parametrize("provider", ["nowhere", "x" * 300])
 def test_confirmation_with_an_unknown_provider_is_401_not_500(server: Server, provider: str) -> None:
     r = server.get(f"/credits/{provider}/confirmation/cs_local_" + "0" * 32)
     assert r.status_code == 401 and r.json["message"]
+
+
+def test_confirmation_with_a_nul_in_the_provider_is_400_not_500(server: Server) -> None:
+    r = server.get("/credits/%00/confirmation/cs_local_" + "0" * 32)  # NUL text never reaches a store (issue 28)
+    assert r.status_code == 400 and r.json["message"]

@@ -203,36 +203,55 @@ def test_stop_with_and_without_tree(server: Server, alice: Person, gate) -> None
 
 
 def test_stop_ends_the_whole_run_even_a_detached_grandchild(server: Server, alice: Person, monkeypatch) -> None:
+    import os
+    import uuid
+
+    marker = f"grandchild-{uuid.uuid4().hex}"  # found by its command line: a pid inside the run's world is not the host's
     code = ("import subprocess, sys, time\n"
-            "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'], start_new_session=True)\n"
-            "print(f'pids {child.pid}', flush=True)\ntime.sleep(60)\n")
-    pids: list[int] = []
+            f"child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)', '{marker}'], "
+            "start_new_session=True)\n"
+            "print('started', flush=True)\ntime.sleep(60)\n")
+    started: list[str] = []
 
     def sleeper(ctx: OperationContext) -> bool:
-        return ctx.run(python_job(code), on_output=lambda line: pids.extend(int(p) for p in line.split()[1:])).ok
+        return ctx.run(python_job(code), on_output=started.append).ok
+
+    def running() -> list[int]:
+        found = []
+        for name in os.listdir("/proc"):
+            try:
+                with open(f"/proc/{name}/cmdline", "rb") as handle:
+                    if marker.encode() in handle.read():
+                        found.append(int(name))
+            except (OSError, ValueError):
+                continue
+        return found
 
     monkeypatch.setitem(OPERATIONS, "SLEEPOP", sleeper)
     ws = new_workspace(server, alice)
     pid = queue(server, alice, ws, "SLEEPOP")
     deadline = time.monotonic() + 10
-    while not pids and time.monotonic() < deadline:
+    while not (started and running()) and time.monotonic() < deadline:
         time.sleep(0.02)
     supervisor = server.services.processes.get(pid)["pid"]
-    assert supervisor > 0 and pids
+    assert supervisor > 0 and running(), "the grandchild did not start"
     server.services.launcher.kill(pid)
     wait_status(server, pid, {"STOPPED"})
+    deadline = time.monotonic() + 10
+    while (running() or _alive(supervisor)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not running(), "the detached grandchild survived the stop"
+    assert not _alive(supervisor), "the run's supervisor survived the stop"
+
+
+def _alive(pid: int) -> bool:
     import os
 
-    deadline = time.monotonic() + 10
-    for each in (supervisor, *pids):
-        while time.monotonic() < deadline:
-            try:
-                os.kill(each, 0)
-            except ProcessLookupError:
-                break
-            time.sleep(0.05)
-        else:
-            raise AssertionError(f"process {each} of the run survived the stop")
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 def test_restart_rule_errors_orphans_and_keeps_the_queue(tmp_path, monkeypatch) -> None:

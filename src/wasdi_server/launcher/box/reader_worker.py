@@ -18,10 +18,11 @@ import json
 import os
 import sys
 import traceback
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from multiprocessing.connection import Connection
 from typing import Any
+
+from wasdi_server.bounded_cache import BoundedCache
 
 GDAL_CACHE_MB = "128"
 NICENESS = 10
@@ -52,7 +53,8 @@ class OpenDatasets:
 
     def __init__(self, check: Callable[[str], None]) -> None:
         self.check = check
-        self.open: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+        self.open: BoundedCache[tuple[Any, ...], Any] = BoundedCache(
+            OPEN_DATASETS, on_evict=lambda _key, dataset: dataset.close())
         self.sources: dict[str, tuple[str, ...]] = {}
         """The product files each layer's VRT reads (the server wrote the VRT: parsed once)."""
 
@@ -82,21 +84,19 @@ class OpenDatasets:
         from wasdi_server.providers.wms import render
 
         key = self._key(layer, level)
-        dataset = self.open.get(key)
+        dataset = self.open.get(key)  # a hit is the most recently used from now on
         if dataset is None:
             self.check(str(layer.vrt))
             dataset = render.open_level(layer, level)
-            self.open[key] = dataset
-            while len(self.open) > OPEN_DATASETS:
-                _, oldest = self.open.popitem(last=False)
-                oldest.close()
-        self.open.move_to_end(key)
+            self.open.put(key, dataset)  # past OPEN_DATASETS the least recently used is closed
         yield dataset
 
     def forget(self, folder: str) -> None:
         """Close the datasets of a layer folder being prepared again."""
-        for key in [k for k in self.open if os.path.dirname(k[0]) == folder]:
-            self.open.pop(key).close()
+        for key, dataset in self.open.items():
+            if os.path.dirname(key[0]) == folder:
+                self.open.pop(key)
+                dataset.close()
         self.sources = {vrt: names for vrt, names in self.sources.items() if os.path.dirname(vrt) != folder}
 
 

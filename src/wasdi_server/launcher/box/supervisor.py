@@ -100,6 +100,18 @@ class StopRequested(Exception):
     """The server asked the run to stop (SIGTERM), or died (parent-death signal)."""
 
 
+DOORS_PROCESS_NAME = "wasdi-doors"
+"""The name of the process that keeps a run's doors (``forwarder``), so the sweep tells it from the app's own."""
+
+
+def _process_name(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/comm", encoding="utf-8", errors="replace") as handle:
+            return handle.read().strip()
+    except OSError:
+        return ""
+
+
 def descendants(root: int) -> list[int]:
     """Every process below ``root``, from ``/proc`` (parents first)."""
     children: dict[int, list[int]] = {}
@@ -391,8 +403,10 @@ class Supervisor:
                 self.main_status = status
 
     def _signal_all(self, sig: int) -> int:
+        """Send ``sig`` to every process of the run; how many there were, the box's own door keeper aside."""
         targets = set(descendants(os.getpid())) | set(self.cgroups.members())
         targets.discard(os.getpid())
+        keepers = {pid for pid in targets if _process_name(pid) == DOORS_PROCESS_NAME}
         for pid in targets:
             try:
                 os.kill(pid, sig)
@@ -403,7 +417,7 @@ class Supervisor:
                 os.killpg(self.main, sig)  # where /proc cannot be read, the program's own group at least
             except OSError:
                 pass
-        return len(targets)
+        return len(targets - keepers)
 
     def _terminate(self, grace: float) -> None:
         """SIGTERM to the whole run, then (after ``grace`` seconds) the sweep."""
@@ -452,6 +466,11 @@ def inside() -> int:
                 confine.set_no_new_privileges()
             except OSError:
                 os._exit(EXIT_NOT_STARTED)
+            try:  # named, so the sweep at the end does not count the box's own door keeper as the app's
+                with open("/proc/self/comm", "w") as comm:
+                    comm.write(DOORS_PROCESS_NAME)
+            except OSError:
+                pass
             forwarder.serve(listeners)
         for listener, _path in listeners:
             listener.close()

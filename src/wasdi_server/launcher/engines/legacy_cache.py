@@ -13,6 +13,8 @@ import os
 import shutil
 from pathlib import Path
 
+from wasdi_sdk.atomic_files import replace_durably
+
 LEGACY_CACHE = ".package-cache"
 
 
@@ -42,5 +44,5 @@ def _unlink_shared(path: Path) -> bool:
         return False
     own = path.with_name(f".{path.name}.unshared")
     shutil.copy2(path, own, follow_symlinks=False)
-    os.replace(own, path)
+    replace_durably(own, path)
     return True

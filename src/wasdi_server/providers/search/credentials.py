@@ -17,11 +17,12 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
+
+from ...dates import parse_utc
 
 log = logging.getLogger("wasdi_server.search.credentials")
 
@@ -186,7 +187,7 @@ def _seconds(value: Any, default: float) -> float:
 def _expiry(value: Any, default: float) -> float:
     if isinstance(value, str):
         try:
-            return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+            return parse_utc(value).timestamp()
         except ValueError:
             return default
     return default

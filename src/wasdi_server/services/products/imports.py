@@ -81,6 +81,22 @@ def expected_digest(multihash: str | None) -> tuple[str, str] | None:
     return name, rest[1:].hex()
 
 
+class DownloadSlots:
+    """One semaphore per provider (or host): at most ``per_provider`` of its downloads at once."""
+
+    def __init__(self, per_provider: int) -> None:
+        self.per_provider = max(1, per_provider)
+        self._lock = threading.Lock()
+        self._slots: dict[str, threading.BoundedSemaphore] = {}
+
+    def slot(self, provider: str) -> threading.BoundedSemaphore:
+        with self._lock:
+            found = self._slots.get(provider)
+            if found is None:
+                found = self._slots[provider] = threading.BoundedSemaphore(self.per_provider)
+            return found
+
+
 def same_content(first: Path, second: Path) -> bool:
     """Whether two files hold the same bytes (sizes first, then their contents)."""
     if first.stat().st_size != second.stat().st_size:
@@ -108,10 +124,9 @@ class ProductImports(ProductRecords):
     searched_links: SearchedLinks | None = None
     """Set by the composition root: what a search found at a link (none: names from the URL only)."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._slots_lock = threading.Lock()
-        self._download_slots: dict[str, threading.BoundedSemaphore] = {}
+    download_slots: DownloadSlots | None = None
+    """Set by the composition root: the per-provider limit of downloads at once (none: no limit)."""
+
     def storage_left(self, user_id: str) -> int | None:
         """Bytes the user's subscription storage still holds (gaps §17); ``None``: no cap applies."""
         if not self.settings.activate_subscription_checks:
@@ -215,12 +230,9 @@ class ProductImports(ProductRecords):
 
     def download_slot(self, provider: str) -> threading.BoundedSemaphore:
         """The semaphore that keeps one provider's (or host's) downloads to ``import_downloads_per_provider``."""
-        with self._slots_lock:
-            slot = self._download_slots.get(provider)
-            if slot is None:
-                slot = threading.BoundedSemaphore(max(1, int(self.settings.import_downloads_per_provider)))
-                self._download_slots[provider] = slot
-            return slot
+        if self.download_slots is None:
+            self.download_slots = DownloadSlots(int(self.settings.import_downloads_per_provider))
+        return self.download_slots.slot(provider)
 
     def record_item_properties(self, workspace_id: str, file_name: str, properties: dict[str, str] | None) -> None:
         """Keep the catalogue item's properties with the product (its metadata shows them)."""
