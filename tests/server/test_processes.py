@@ -206,7 +206,8 @@ def test_stop_ends_the_whole_run_even_a_detached_grandchild(server: Server, alic
     import os
     import uuid
 
-    marker = f"grandchild-{uuid.uuid4().hex}"  # found by its command line: a pid inside the run's world is not the host's
+    # found by its command line: a pid inside the run's world is not the host's
+    marker = f"grandchild-{uuid.uuid4().hex}"
     code = ("import subprocess, sys, time\n"
             f"child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)', '{marker}'], "
             "start_new_session=True)\n"
