@@ -28,7 +28,7 @@ run: $(VENV)/.stamp-run
 test: $(VENV)/.stamp-test
 	$(BIN)/ruff check src tests bench examples tools
 	$(BIN)/mypy --strict src/wasdi_sdk src/wasdi_server src/wasdi_cli src/wasdi_command_line
-	$(BIN)/python -m pytest -n 2 tests
+	$(BIN)/python -m pytest -n 2 --dist loadgroup tests
 	@# The workers of -n 2 swallow prints: the counts are printed by one more, quick, run.
 	@$(BIN)/python -m pytest tests/test_coverage.py::test_counts -q -s --no-header | head -2
 
