@@ -30,6 +30,18 @@ SLOW = (
     "packaging/",  # fresh interpreters importing every module, scans of every source file
     "docs/test_tutorials.py",  # every tutorial against a server started as `make run` starts it
     "docs/test_site.py",  # the site built, then opened in Chromium
+    # the server's tests that build app environments, start other programs or draw thousands of cases; together
+    # 750 s of the 2,180 s tests/server took one after the other on a busy two-core machine (load 10)
+    "server/test_apps.py",  # app environments really built (uv), apps really run
+    "server/test_crash_atomic.py",  # a child process killed at each step of a multi-step change
+    "server/test_access_matrix.py",  # 1,119 cells, with apps built and run once for the module
+    "server/test_fuzz.py",  # hypothesis over every routed endpoint
+    "server/test_app_engines.py",  # environments built with uv and with venv + pip
+    "server/test_notebooks.py",  # JupyterLab servers in the box
+    "server/test_box.py",  # bubblewrap boxes and their limits
+    "server/test_rabbitmq.py",  # the machine's RabbitMQ, down, slow and back
+    "server/test_broker.py",  # the built-in broker over a real socket
+    "server/test_sftp_service.py",  # OpenSSH's sftp client against the SFTP service
 )
 """Where the slow tests are (paths under tests/): ``make test`` runs them after the others, ``make test-quick``
 does not run them."""
