@@ -6,8 +6,10 @@ DATA_DIR ?= ./.wasdi-data
 # HOST and PORT reach `serve` only when given (`make run PORT=18081`): otherwise the settings decide
 # (WASDI_SERVER_PORT, a --config file; default 127.0.0.1:8080).
 SERVE_ADDRESS = $(if $(HOST), --host $(HOST))$(if $(PORT), --port $(PORT))
+# Two workers; a module whose tests share one costly fixture names an xdist_group and stays on one worker.
+PYTEST = $(BIN)/python -m pytest -n 2 --dist loadgroup
 
-.PHONY: run test test-install lint typecheck async docs bench fuzz clean
+.PHONY: run test test-quick test-install lint typecheck async docs bench fuzz clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,9 +30,16 @@ run: $(VENV)/.stamp-run
 test: $(VENV)/.stamp-test
 	$(BIN)/ruff check src tests bench examples tools
 	$(BIN)/mypy --strict src/wasdi_sdk src/wasdi_server src/wasdi_cli src/wasdi_command_line
-	$(BIN)/python -m pytest -n 2 tests
+	@# Two stages: the quick tests (make test-quick's), then the slow ones (tests/conftest.py's SLOW).
+	$(PYTEST) -m 'not slow and not install' tests
+	$(PYTEST) -m 'slow and not install' tests
 	@# The workers of -n 2 swallow prints: the counts are printed by one more, quick, run.
 	@$(BIN)/python -m pytest tests/test_coverage.py::test_counts -q -s --no-header | head -2
+
+# The inner loop: ruff, then every test but the slow ones (no mypy, no end-to-end servers, no docs build).
+test-quick: $(VENV)/.stamp-test
+	$(BIN)/ruff check src tests bench examples tools
+	$(PYTEST) -m 'not slow and not install' tests
 
 test-install: $(VENV)/.stamp-test
 	$(BIN)/python -m pytest -m install tests/packaging

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,38 @@ from wasdi_server.services import passwords
 from .postgres import pg_database, pg_url  # noqa: F401  (fixtures: a real PostgreSQL database)
 
 PASSWORD = "correct-horse-1"
+
+
+TESTS = Path(__file__).resolve().parent
+SLOW = (
+    "e2e/",  # real `wasdi-server serve` processes, started, stopped and killed
+    "examples/",  # the example scripts and notebook against a real server
+    "packaging/",  # fresh interpreters importing every module, scans of every source file
+    "docs/test_tutorials.py",  # every tutorial against a server started as `make run` starts it
+    "docs/test_site.py",  # the site built, then opened in Chromium
+    # the server's tests that build app environments, start other programs or draw thousands of cases; together
+    # 750 s of the 2,180 s tests/server took one after the other on a busy two-core machine (load 10)
+    "server/test_apps.py",  # app environments really built (uv), apps really run
+    "server/test_crash_atomic.py",  # a child process killed at each step of a multi-step change
+    "server/test_access_matrix.py",  # 1,119 cells, with apps built and run once for the module
+    "server/test_fuzz.py",  # hypothesis over every routed endpoint
+    "server/test_app_engines.py",  # environments built with uv and with venv + pip
+    "server/test_notebooks.py",  # JupyterLab servers in the box
+    "server/test_box.py",  # bubblewrap boxes and their limits
+    "server/test_rabbitmq.py",  # the machine's RabbitMQ, down, slow and back
+    "server/test_broker.py",  # the built-in broker over a real socket
+    "server/test_sftp_service.py",  # OpenSSH's sftp client against the SFTP service
+)
+"""Where the slow tests are (paths under tests/): ``make test`` runs them after the others, ``make test-quick``
+does not run them."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Marks ``slow`` every test under a path of ``SLOW``."""
+    for item in items:
+        where = Path(item.path).resolve().relative_to(TESTS).as_posix()
+        if where.startswith(SLOW):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(autouse=True)
@@ -143,3 +176,13 @@ def stranger(server: Server) -> Person:
 @pytest.fixture
 def admin(server: Server) -> Person:
     return server.add_user("root@example.org", admin=True)
+
+
+@pytest.fixture(autouse=True)
+def _no_disk_flush_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    # An fsync makes a write survive a power cut, which no test can cause; what a test can do, kill a process,
+    # loses nothing the page cache holds. So in the test's own process a flush returns at once: each one costs
+    # milliseconds to tens of milliseconds on a busy disk, and a new app writes ~140 files. The servers that the
+    # end-to-end tests start are other processes, and flush for real.
+    monkeypatch.setattr(os, "fsync", lambda fd: None)
+    monkeypatch.setattr(os, "fdatasync", lambda fd: None)

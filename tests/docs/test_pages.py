@@ -63,6 +63,6 @@ def test_the_data_directory_lists_each_entry_once() -> None:
 
 
 def test_the_readme_says_how_to_serve_on_another_port_next_to_the_two_commands() -> None:
-    commands = README.index("make run    #")
+    commands = README.index("\nmake run ")
     nearby = prose(README[commands:README.index("## A five-minute tour")])
     assert "`make run PORT=18081`" in nearby and "WASDI_SERVER_PORT" in nearby

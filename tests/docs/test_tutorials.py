@@ -13,8 +13,8 @@ What each kind of block means here:
 - ``python``: a script, run with the project's Python in the same folder; it must exit 0.
 - ``toml`` with a ``title``: a file the page asks you to write; it is written, and a ``wasdi.toml`` must be
   settings the server accepts.
-- ``sh``: only the quickstart's ``make run`` / ``make test`` (the same two commands as the README): the server
-  here is started by ``make run``'s recipe, and ``make test`` is the suite running this test.
+- ``sh``: only the quickstart's ``make run`` / ``make test`` / ``make test-quick`` (the README's block): the
+  server here is started by ``make run``'s recipe, and ``make test`` is the suite running this test.
 
 The only substitutions: the free port for ``8080`` and the admin password ``make run`` printed for its
 placeholder. ``operating.md`` runs last, after the server is stopped (its backup needs a stopped server).
@@ -185,7 +185,7 @@ def run_block(page: str, block: Block, text: str, folder: Path, env: dict[str, s
             load_settings(folder / block.title, environ={})
     elif block.language == "sh" and page == "quickstart.md":
         readme = (ROOT / "README.md").read_text(encoding="utf-8")
-        assert text.strip() in readme, "the quickstart's two commands are the README's"
+        assert text.strip() in readme, "the quickstart's commands are the README's"
     else:
         pytest.fail(f"{page}: a ```{block.language} block this test cannot run")
     return 0
