@@ -42,6 +42,13 @@ SLOW = (
     "server/test_rabbitmq.py",  # the machine's RabbitMQ, down, slow and back
     "server/test_broker.py",  # the built-in broker over a real socket
     "server/test_sftp_service.py",  # OpenSSH's sftp client against the SFTP service
+    "server/test_stac_real.py",  # stac-fastapi-pgstac over pgstac, loaded for the module, and EODAG
+    "server/test_box_world.py",  # runs attacking the channels around the box, in bubblewrap worlds
+    "server/test_box_proxy_index.py",  # a deploy through the proxy door from the package index
+    "server/test_box_package_cache.py",  # hostile builds against other apps' caches
+    "server/test_boxed_readers.py",  # hostile rasters against the boxed GDAL readers
+    "server/test_notebook_proxy.py",  # a real boxed JupyterLab through the server's own address
+    "server/test_files_beneath.py",  # the symlink race, 20 s against repeated downloads
 )
 """Where the slow tests are (paths under tests/): ``make test`` runs them after the others, ``make test-quick``
 does not run them."""
