@@ -17,8 +17,9 @@ class AsyncConsoleResource(AsyncAPIResource):
     /console: a JupyterLab of the caller on a workspace, with the official library set up for it."""
 
     async def ready(self, workspace_id: str, **options: Unpack[RequestOptions]) -> PrimitiveResult:
-        """Whether the caller's notebook on the workspace is up: ``bool_value``, with its address (token
-        included) in ``string_value``; when it is not, a sentence saying why."""
+        """Whether the caller's notebook on the workspace is up: ``bool_value``, with its address (under the
+        server's own, ``<server>/notebook/<workspaceId>/lab?token=…``) in ``string_value``; when it is not, a
+        sentence saying why."""
         return cast(PrimitiveResult, await self._call("console.ready", query={"workspaceId": workspace_id}, **options))
 
     async def create(self, workspace_id: str, **options: Unpack[RequestOptions]) -> PrimitiveResult:
