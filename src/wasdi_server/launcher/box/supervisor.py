@@ -102,6 +102,7 @@ class StopRequested(Exception):
 
 DOORS_PROCESS_NAME = "wasdi-doors"
 """The name of the process that keeps a run's doors (``forwarder``), so the sweep tells it from the app's own."""
+BOX_PROCESS_NAMES = frozenset({DOORS_PROCESS_NAME, "bwrap"})
 
 
 def _process_name(pid: int) -> str:
@@ -406,7 +407,8 @@ class Supervisor:
         """Send ``sig`` to every process of the run; how many there were, the box's own door keeper aside."""
         targets = set(descendants(os.getpid())) | set(self.cgroups.members())
         targets.discard(os.getpid())
-        keepers = {pid for pid in targets if _process_name(pid) == DOORS_PROCESS_NAME}
+        # the box's own (bwrap's processes and the door keeper) are swept too, but are not the app's leftovers
+        keepers = {pid for pid in targets if _process_name(pid) in BOX_PROCESS_NAMES}
         for pid in targets:
             try:
                 os.kill(pid, sig)
