@@ -407,8 +407,9 @@ class Supervisor:
         """Send ``sig`` to every process of the run; how many there were, the box's own door keeper aside."""
         targets = set(descendants(os.getpid())) | set(self.cgroups.members())
         targets.discard(os.getpid())
-        # the box's own (bwrap's processes and the door keeper) are swept too, but are not the app's leftovers
-        keepers = {pid for pid in targets if _process_name(pid) in BOX_PROCESS_NAMES}
+        # the box's own (bwrap's processes and the door keeper) are swept too, but are not the app's leftovers;
+        # nor is a process gone by the time its name is read (the door keeper ends with the app's world)
+        keepers = {pid for pid in targets if _process_name(pid) in BOX_PROCESS_NAMES | {""}}
         for pid in targets:
             try:
                 os.kill(pid, sig)
