@@ -20,9 +20,7 @@ class WaitingClient(Protocol):
     depend on the groups and not on the client that gathers them."""
 
     @property
-    def processes(self) -> ProcessesResource:
-        """/process: where the wait reads the process."""
-        ...
+    def processes(self) -> ProcessesResource: ...
 
 
 def wait_for_process(client: WaitingClient, process_id: str, *, timeout: float | None = None,

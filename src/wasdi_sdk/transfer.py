@@ -37,19 +37,13 @@ class TransferClient(WaitingClient, Protocol):
     them), so that the helpers depend on the groups and not on the client that gathers them."""
 
     @property
-    def products(self) -> ProductsResource:
-        """/product: the streamed upload and the new product."""
-        ...
+    def products(self) -> ProductsResource: ...
 
     @property
-    def files(self) -> FilesResource:
-        """/catalog: the ingest and the streamed download."""
-        ...
+    def files(self) -> FilesResource: ...
 
     @property
-    def file_buffer(self) -> FileBufferResource:
-        """/filebuffer: the import of a remote file."""
-        ...
+    def file_buffer(self) -> FileBufferResource: ...
 
 
 def _file_name(file: FileSource, name: str | None) -> str:

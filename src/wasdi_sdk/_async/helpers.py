@@ -21,9 +21,7 @@ class AsyncWaitingClient(Protocol):
     depend on the groups and not on the client that gathers them."""
 
     @property
-    def processes(self) -> AsyncProcessesResource:
-        """/process: where the wait reads the process."""
-        ...
+    def processes(self) -> AsyncProcessesResource: ...
 
 
 async def wait_for_process(

@@ -36,19 +36,13 @@ class AsyncTransferClient(AsyncWaitingClient, Protocol):
     them), so that the helpers depend on the groups and not on the client that gathers them."""
 
     @property
-    def products(self) -> AsyncProductsResource:
-        """/product: the streamed upload and the new product."""
-        ...
+    def products(self) -> AsyncProductsResource: ...
 
     @property
-    def files(self) -> AsyncFilesResource:
-        """/catalog: the ingest and the streamed download."""
-        ...
+    def files(self) -> AsyncFilesResource: ...
 
     @property
-    def file_buffer(self) -> AsyncFileBufferResource:
-        """/filebuffer: the import of a remote file."""
-        ...
+    def file_buffer(self) -> AsyncFileBufferResource: ...
 
 
 async def upload_and_ingest(
