@@ -34,7 +34,7 @@ TARGET = "_async"
 
 # The sync modules with an async twin, as dotted paths inside the package.
 SOURCES = [
-    "_base_client", "_resource", "helpers", "transfer", "_client",
+    "_base_client", "_resource", "_streams", "helpers", "transfer", "_client",
     *sorted(f"resources.{p.stem}" for p in (SDK / "resources").glob("*.py")),
 ]
 

@@ -20,10 +20,10 @@ from typing import IO, TYPE_CHECKING, Protocol
 from .helpers import WaitingClient, wait_for_process
 
 if TYPE_CHECKING:
+    from ._streams import FileSource, Progress
     from .models import GeorefProductViewModel, ProcessWorkspaceViewModel
     from .resources.file_buffer import FileBufferResource
     from .resources.files import FilesResource
-    from .resources.images import FileSource, Progress
     from .resources.products import ProductsResource
 
 __all__ = ["TransferClient", "download_file", "import_and_wait", "upload_and_ingest"]

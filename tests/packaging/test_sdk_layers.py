@@ -1,5 +1,6 @@
 """The SDK's imports point one way (issue 29): no cycle among its modules, type-only imports included (a reader
-follows them just the same), and the layers contract of ``pyproject.toml`` (``sdk-layers``) holds.
+follows them just the same), and the contracts of ``pyproject.toml`` hold: its layers (``sdk-layers``) and its
+resource groups independent of each other (``sdk-groups``).
 
 ``test_import_order.py`` counts only the imports that run; these count every ``import`` statement, as grimp reads
 them, so that a loop hidden under ``if TYPE_CHECKING:`` or inside a function is a loop too.
@@ -13,10 +14,12 @@ from pathlib import Path
 
 import grimp
 import pytest
+from importlinter.contracts.independence import IndependenceContract
 from importlinter.contracts.layers import LayersContract
+from importlinter.domain.contract import Contract
 
 ROOT = Path(__file__).resolve().parents[2]
-CONTRACT_ID = "sdk-layers"
+CONTRACT_TYPES: dict[str, type[Contract]] = {"layers": LayersContract, "independence": IndependenceContract}
 
 
 @pytest.fixture(scope="module")
@@ -93,25 +96,29 @@ def test_a_type_only_import_back_up_is_a_cycle(graph: grimp.ImportGraph) -> None
     assert "wasdi_sdk.helpers -> wasdi_sdk._client (l.1)" in describe(looped, cycles)
 
 
-def sdk_contract() -> LayersContract:
+def sdk_contract(contract_id: str) -> Contract:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
     assert config.get("exclude_type_checking_imports") is False, "type-only imports must count"
-    [options] = [c for c in config["contracts"] if c.get("id") == CONTRACT_ID]
-    return LayersContract(name=options["name"], session_options={}, contract_options=options)
+    [options] = [c for c in config["contracts"] if c.get("id") == contract_id]
+    return CONTRACT_TYPES[options["type"]](name=options["name"], session_options={}, contract_options=options)
 
 
-def test_the_sdk_layers_contract_holds(graph: grimp.ImportGraph) -> None:
-    check = sdk_contract().check(copy.deepcopy(graph), verbose=False)
+@pytest.mark.parametrize("contract_id", ["sdk-layers", "sdk-groups"])
+def test_the_sdk_contracts_hold(graph: grimp.ImportGraph, contract_id: str) -> None:
+    check = sdk_contract(contract_id).check(copy.deepcopy(graph), verbose=False)
     assert check.kept, check.metadata
 
 
-@pytest.mark.parametrize(("importer", "imported"), [
-    ("wasdi_sdk.resources.workspaces", "wasdi_sdk._client"),  # a group reaching up to the client
-    ("wasdi_sdk._async.resources.processes", "wasdi_sdk.helpers"),  # the twin's group to a helper
-    ("wasdi_sdk._base_client", "wasdi_sdk.resources"),  # the transport to the groups above it
-    ("wasdi_sdk._client", "wasdi_sdk._async._client"),  # one client to the other
+@pytest.mark.parametrize(("contract_id", "importer", "imported"), [
+    ("sdk-layers", "wasdi_sdk.resources.workspaces", "wasdi_sdk._client"),  # a group reaching up to the client
+    ("sdk-layers", "wasdi_sdk._async.resources.processes", "wasdi_sdk.helpers"),  # the twin's group to a helper
+    ("sdk-layers", "wasdi_sdk._base_client", "wasdi_sdk.resources"),  # the transport to the groups above it
+    ("sdk-layers", "wasdi_sdk._client", "wasdi_sdk._async._client"),  # one client to the other
+    ("sdk-groups", "wasdi_sdk.resources.styles", "wasdi_sdk.resources.images"),  # a group to another
+    ("sdk-groups", "wasdi_sdk._async.resources.files", "wasdi_sdk.resources.maps"),  # to another's sync twin
 ])
-def test_an_import_pointing_up_breaks_the_contract(graph: grimp.ImportGraph, importer: str, imported: str) -> None:
-    pointing_up = copy.deepcopy(graph)
-    pointing_up.add_import(importer=importer, imported=imported, line_number=1, line_contents="import above")
-    assert not sdk_contract().check(pointing_up, verbose=False).kept
+def test_an_import_the_contracts_forbid_breaks_them(graph: grimp.ImportGraph, contract_id: str, importer: str,
+                                                    imported: str) -> None:
+    changed = copy.deepcopy(graph)
+    changed.add_import(importer=importer, imported=imported, line_number=1, line_contents="import across")
+    assert not sdk_contract(contract_id).check(changed, verbose=False).kept

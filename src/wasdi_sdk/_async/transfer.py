@@ -22,8 +22,8 @@ from ..transfer import ALREADY_PRESENT, _file_name
 from .helpers import AsyncWaitingClient, wait_for_process
 
 if TYPE_CHECKING:
+    from .._streams import FileSource, Progress
     from ..models import GeorefProductViewModel, ProcessWorkspaceViewModel
-    from ..resources.images import FileSource, Progress
     from .resources.file_buffer import AsyncFileBufferResource
     from .resources.files import AsyncFilesResource
     from .resources.products import AsyncProductsResource
