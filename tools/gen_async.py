@@ -34,7 +34,7 @@ TARGET = "_async"
 
 # The sync modules with an async twin, as dotted paths inside the package.
 SOURCES = [
-    "_base_client", "_resource", "helpers", "transfer", "_client",
+    "_base_client", "_resource", "_streams", "helpers", "transfer", "_client",
     *sorted(f"resources.{p.stem}" for p in (SDK / "resources").glob("*.py")),
 ]
 
@@ -427,13 +427,15 @@ def has_coroutines(info: ClassInfo) -> bool:
 class Generator:
     def __init__(self) -> None:
         self.program = Program()
-        # Which definitions get a twin: functions that are coroutines, classes holding one (or based on one).
+        # Which definitions get a twin: functions that are coroutines, classes holding one (or based on one), and
+        # classes with a property of such a class (the helpers' Protocols: what they need of a client, its groups).
         self.emitted: dict[str, set[str]] = {}
         changed = True
         classes = {name for name, info in self.program.classes.items() if has_coroutines(info)}
         while changed:
             before = len(classes)
-            classes |= {n for n, i in self.program.classes.items() if any(b in classes for b in i.bases)}
+            classes |= {n for n, i in self.program.classes.items()
+                        if any(b in classes for b in i.bases) or any(t in classes for t in i.properties.values())}
             changed = len(classes) != before
         classes -= set(HAND_WRITTEN)  # their twins are written by hand, not generated
         for name, module in self.program.modules.items():

@@ -14,7 +14,8 @@ from ._base_client import DEFAULT_MAX_RETRIES, BaseClient
 from .config import WasdiConfig, load_config
 
 if TYPE_CHECKING:  # each group's module (and the models it uses) is imported when the group is first used
-    from .helpers import Sleep
+    from ._streams import FileSource, Progress
+    from ._waiting import Sleep
     from .models import GeorefProductViewModel, ProcessWorkspaceViewModel
     from .resources import (
         AdminResource,
@@ -42,7 +43,6 @@ if TYPE_CHECKING:  # each group's module (and the models it uses) is imported wh
         WorkflowsResource,
         WorkspacesResource,
     )
-    from .resources.images import FileSource, Progress
 
 
 class WasdiClient(BaseClient):

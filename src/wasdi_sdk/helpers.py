@@ -2,42 +2,28 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
 
-from ._exceptions import WasdiError
-from .models import ProcessWorkspaceViewModel
+from ._waiting import FINAL_STATES, AsyncSleep, ProcessFailedError, ProcessTimeoutError, Sleep
 
 if TYPE_CHECKING:
-    from ._client import WasdiClient
+    from .models import ProcessWorkspaceViewModel
+    from .resources.processes import ProcessesResource
 
-FINAL_STATES = frozenset({"DONE", "ERROR", "STOPPED"})
-"""The states a process does not leave."""
-
-Sleep = Callable[[float], None]
-"""How a wait pauses between polls (``time.sleep``; tests pass a recorder)."""
-AsyncSleep = Callable[[float], Awaitable[None]]
-"""How the async client's wait pauses (``asyncio.sleep``): the generated twin of ``Sleep``."""
+__all__ = ["FINAL_STATES", "AsyncSleep", "ProcessFailedError", "ProcessTimeoutError", "Sleep", "WaitingClient",
+           "wait_for_process"]
 
 
-class ProcessFailedError(WasdiError):
-    """A process ended in ERROR or STOPPED; ``process`` is its last state."""
+class WaitingClient(Protocol):
+    """What a wait needs of a client: its ``processes`` group (``WasdiClient`` has it), so that the helpers
+    depend on the groups and not on the client that gathers them."""
 
-    def __init__(self, process: ProcessWorkspaceViewModel) -> None:
-        super().__init__(f"process {process.process_id} ended {process.status}"
-                         + (f": {process.payload}" if process.payload else ""))
-        self.process = process
-
-
-class ProcessTimeoutError(WasdiError):
-    """The process did not finish within the time allowed; ``process`` is its last known state."""
-
-    def __init__(self, process: ProcessWorkspaceViewModel, timeout: float) -> None:
-        super().__init__(f"process {process.process_id} still {process.status} after {timeout:g} s")
-        self.process = process
+    @property
+    def processes(self) -> ProcessesResource: ...
 
 
-def wait_for_process(client: WasdiClient, process_id: str, *, timeout: float | None = None,
+def wait_for_process(client: WaitingClient, process_id: str, *, timeout: float | None = None,
                      poll_interval: float = 1.0, max_interval: float = 10.0, raise_on_failure: bool = True,
                      on_update: Callable[[ProcessWorkspaceViewModel], None] | None = None,
                      sleep: Sleep | None = None) -> ProcessWorkspaceViewModel:

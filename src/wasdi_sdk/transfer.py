@@ -15,19 +15,35 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Protocol
 
-from .helpers import wait_for_process
-from .models import GeorefProductViewModel, ProcessWorkspaceViewModel
-from .resources.images import FileSource, Progress
+from .helpers import WaitingClient, wait_for_process
 
 if TYPE_CHECKING:
-    from ._client import WasdiClient
+    from ._streams import FileSource, Progress
+    from .models import GeorefProductViewModel, ProcessWorkspaceViewModel
+    from .resources.file_buffer import FileBufferResource
+    from .resources.files import FilesResource
+    from .resources.products import ProductsResource
 
-__all__ = ["download_file", "import_and_wait", "upload_and_ingest"]
+__all__ = ["TransferClient", "download_file", "import_and_wait", "upload_and_ingest"]
 
 ALREADY_PRESENT = "DONE"
 """What the service answers an import of a product that is already in the workspace."""
+
+
+class TransferClient(WaitingClient, Protocol):
+    """What the transfers need of a client: the groups they move files with and wait on (``WasdiClient`` has
+    them), so that the helpers depend on the groups and not on the client that gathers them."""
+
+    @property
+    def products(self) -> ProductsResource: ...
+
+    @property
+    def files(self) -> FilesResource: ...
+
+    @property
+    def file_buffer(self) -> FileBufferResource: ...
 
 
 def _file_name(file: FileSource, name: str | None) -> str:
@@ -41,7 +57,7 @@ def _file_name(file: FileSource, name: str | None) -> str:
     raise ValueError("give the file's name in the workspace (name=...) for an unnamed file object")
 
 
-def upload_and_ingest(client: WasdiClient, workspace: str, file: FileSource | IO[bytes], *, name: str | None = None,
+def upload_and_ingest(client: TransferClient, workspace: str, file: FileSource | IO[bytes], *, name: str | None = None,
                       style: str | None = None, platform: str | None = None, timeout: float | None = None,
                       poll_interval: float = 0.5, on_progress: Progress | None = None,
                       on_update: Callable[[ProcessWorkspaceViewModel], None] | None = None) -> GeorefProductViewModel:
@@ -61,7 +77,7 @@ def upload_and_ingest(client: WasdiClient, workspace: str, file: FileSource | IO
     return client.products.get(file_name, workspace)
 
 
-def import_and_wait(client: WasdiClient, workspace: str, file_url: str, *, name: str | None = None,
+def import_and_wait(client: TransferClient, workspace: str, file_url: str, *, name: str | None = None,
                     provider: str | None = None, platform: str | None = None, bbox: str | None = None,
                     timeout: float | None = None, poll_interval: float = 0.5,
                     on_update: Callable[[ProcessWorkspaceViewModel], None] | None = None,
@@ -80,7 +96,7 @@ def import_and_wait(client: WasdiClient, workspace: str, file_url: str, *, name:
                             on_update=on_update)
 
 
-def download_file(client: WasdiClient, workspace: str, file_name: str, to: str | os.PathLike[str], *,
+def download_file(client: TransferClient, workspace: str, file_name: str, to: str | os.PathLike[str], *,
                   on_progress: Progress | None = None) -> Path:
     """Stream the workspace file ``file_name`` to ``to`` (a path, or a folder); the path written."""
     return client.files.download(file_name, workspace, to, on_progress=on_progress)

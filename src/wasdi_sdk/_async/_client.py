@@ -17,9 +17,9 @@ from ..config import WasdiConfig, load_config
 from ._base_client import AsyncBaseClient
 
 if TYPE_CHECKING:
-    from ..helpers import AsyncSleep
+    from .._streams import FileSource, Progress
+    from .._waiting import AsyncSleep
     from ..models import GeorefProductViewModel, ProcessWorkspaceViewModel
-    from ..resources.images import FileSource, Progress
     from .events import AsyncEventsResource
     from .resources import (
         AsyncAdminResource,

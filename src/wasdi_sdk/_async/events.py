@@ -22,6 +22,7 @@ import httpx
 
 from .. import _exceptions as exc
 from .._resource import RequestOptions
+from ..events.broker import address_from, address_request, named_address
 from ..events.protocol import BrokerError, ClientProtocol, Connected, Event, Receipt
 from ..events.stream import (
     CONNECT_TIMEOUT,
@@ -35,7 +36,6 @@ from ..events.stream import (
 )
 from ..events.updates import PROCESS_UPDATES
 from ..models.events import BrokerAddress, ProcessUpdateMessage, WorkspaceMessage
-from ..resources.events import address_from, address_request, named_address
 from ._resource import AsyncAPIResource
 
 if TYPE_CHECKING:

@@ -5,17 +5,27 @@ Helpers beside the endpoint methods: waiting for a process to finish."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from ..helpers import AsyncSleep
-from ..models import ProcessWorkspaceViewModel
+from .._waiting import AsyncSleep
 
 if TYPE_CHECKING:
-    from ._client import AsyncWasdiClient
+    from ..models import ProcessWorkspaceViewModel
+    from .resources.processes import AsyncProcessesResource
+
+
+class AsyncWaitingClient(Protocol):
+    """Async twin of ``WaitingClient``: the same methods, awaited.
+
+    What a wait needs of a client: its ``processes`` group (``WasdiClient`` has it), so that the helpers
+    depend on the groups and not on the client that gathers them."""
+
+    @property
+    def processes(self) -> AsyncProcessesResource: ...
 
 
 async def wait_for_process(
-    client: AsyncWasdiClient,
+    client: AsyncWaitingClient,
     process_id: str,
     *,
     timeout: float | None = None,

@@ -16,19 +16,37 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Protocol
 
-from ..models import GeorefProductViewModel, ProcessWorkspaceViewModel
-from ..resources.images import FileSource, Progress
 from ..transfer import ALREADY_PRESENT, _file_name
-from .helpers import wait_for_process
+from .helpers import AsyncWaitingClient, wait_for_process
 
 if TYPE_CHECKING:
-    from ._client import AsyncWasdiClient
+    from .._streams import FileSource, Progress
+    from ..models import GeorefProductViewModel, ProcessWorkspaceViewModel
+    from .resources.file_buffer import AsyncFileBufferResource
+    from .resources.files import AsyncFilesResource
+    from .resources.products import AsyncProductsResource
+
+
+class AsyncTransferClient(AsyncWaitingClient, Protocol):
+    """Async twin of ``TransferClient``: the same methods, awaited.
+
+    What the transfers need of a client: the groups they move files with and wait on (``WasdiClient`` has
+    them), so that the helpers depend on the groups and not on the client that gathers them."""
+
+    @property
+    def products(self) -> AsyncProductsResource: ...
+
+    @property
+    def files(self) -> AsyncFilesResource: ...
+
+    @property
+    def file_buffer(self) -> AsyncFileBufferResource: ...
 
 
 async def upload_and_ingest(
-    client: AsyncWasdiClient,
+    client: AsyncTransferClient,
     workspace: str,
     file: FileSource | IO[bytes],
     *,
@@ -58,7 +76,7 @@ async def upload_and_ingest(
 
 
 async def import_and_wait(
-    client: AsyncWasdiClient,
+    client: AsyncTransferClient,
     workspace: str,
     file_url: str,
     *,
@@ -87,7 +105,7 @@ async def import_and_wait(
 
 
 async def download_file(
-    client: AsyncWasdiClient,
+    client: AsyncTransferClient,
     workspace: str,
     file_name: str,
     to: str | os.PathLike[str],

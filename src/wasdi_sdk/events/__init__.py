@@ -3,6 +3,7 @@
 - ``stomp``: the frame codec (no I/O; the server's built-in broker uses it too);
 - ``protocol``: the client's side of the conversation (no I/O);
 - ``stream``: ``EventStream`` over a blocking WebSocket (``client.events.listen``);
+- ``broker``: where the server's broker is, and a stream opened on it (``client.events`` and the waits);
 - ``updates``: ``ProcessUpdates``, the message source that wakes waits.
 
 The message models are in ``wasdi_sdk.models.events``.

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Self
 
 from .._exceptions import WasdiError
 from ..models.events import ProcessUpdateMessage
+from .broker import open_stream
 
 if TYPE_CHECKING:
     from .._base_client import BaseClient
@@ -46,10 +47,8 @@ class ProcessUpdates:
         if not self.workspace_id:
             self.unavailable = "no workspace to listen to"
             return self
-        from ..resources.events import EventsResource
-
         try:
-            self.stream = EventsResource(self.client).listen(self.workspace_id, codes=PROCESS_UPDATES)
+            self.stream = open_stream(self.client, self.workspace_id, codes=PROCESS_UPDATES)
         except WasdiError as e:
             self.unavailable = str(e)
             log.debug("waiting by polling: %s", e)

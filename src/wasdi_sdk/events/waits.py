@@ -8,14 +8,32 @@ to the workspace's process updates between its reads and falls back to polling w
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from .._client import WasdiClient
     from ..models import ProcessWorkspaceViewModel
 
 
-def wait_for_process(client: WasdiClient, process_id: str, *, timeout: float | None = None,
+class ProcessWaits(Protocol):
+    """What this wait calls: ``client.processes.wait`` (stated here, below the groups, rather than imported)."""
+
+    def wait(self, process_id: str, *, timeout: float | None = ..., poll_interval: float = ...,
+             max_interval: float = ..., raise_on_failure: bool = ...,
+             on_update: Callable[[ProcessWorkspaceViewModel], None] | None = ...) -> ProcessWorkspaceViewModel:
+        """Wait until the process is DONE, ERROR or STOPPED; its final state."""
+        ...
+
+
+class ClientWithProcesses(Protocol):
+    """A client with a ``processes`` group that waits (``WasdiClient`` is one)."""
+
+    @property
+    def processes(self) -> ProcessWaits:
+        """/process."""
+        ...
+
+
+def wait_for_process(client: ClientWithProcesses, process_id: str, *, timeout: float | None = None,
                      poll_interval: float = 1.0, max_interval: float = 10.0, raise_on_failure: bool = True,
                      on_update: Callable[[ProcessWorkspaceViewModel], None] | None = None) -> ProcessWorkspaceViewModel:
     """``client.processes.wait``: its pauses end on a message about the process, and poll where there is none."""

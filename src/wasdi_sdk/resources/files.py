@@ -8,9 +8,9 @@ from typing import Any, Unpack, cast
 
 from .._exceptions import NotFoundError
 from .._resource import APIResource, RequestOptions
+from .._streams import Progress, download_to
 from ..models import PrimitiveResult, StringResult
 from ..models.file_buffer import FtpTransferViewModel
-from .images import Progress, download_to
 
 
 class FilesResource(APIResource):

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any, Unpack, cast
 
 from .._resource import APIResource, RequestOptions
-from ..helpers import FINAL_STATES, ProcessFailedError, ProcessTimeoutError, Sleep
+from .._waiting import FINAL_STATES, ProcessFailedError, ProcessTimeoutError, Sleep
 from ..models import (
     AppStatsViewModel,
     ComputingTimeViewModel,

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Unpack, cast, overload
 
 from .._resource import APIResource, RequestOptions
+from .._streams import FileSource, Progress, download_to, upload_part
 from ..models import (
     DeployedProcessorViewModel,
     ProcessorLogViewModel,
@@ -18,7 +19,6 @@ from ..models import (
     RunningProcessorViewModel,
     StringResult,
 )
-from .images import FileSource, Progress, download_to, upload_part
 from .processes import ProcessesResource
 from .processor_store import ProcessorStoreMethods
 

@@ -10,8 +10,8 @@ import builtins
 from typing import Any, Unpack, cast
 
 from .._resource import APIResource, RequestOptions
+from .._streams import FileSource, Progress, upload_part
 from ..models import GeorefProductViewModel, MetadataViewModel, PrimitiveResult, ProductViewModel
-from .images import FileSource, Progress, upload_part
 from .workspaces import WorkspacesResource
 
 Products = builtins.list[GeorefProductViewModel]

@@ -9,8 +9,8 @@ from typing import Unpack, cast, overload
 
 from .._lookup import find_one
 from .._resource import APIResource, RequestOptions
+from .._streams import FileSource, Progress, download_to, upload_part
 from ..models import PrimitiveResult, StyleSharingViewModel, StyleViewModel
-from .images import FileSource, Progress, download_to, upload_part
 
 
 class StylesResource(APIResource):

@@ -10,8 +10,8 @@ from typing import Any, Unpack, cast, overload
 
 from .._lookup import find_one
 from .._resource import APIResource, RequestOptions
+from .._streams import FileSource, Progress, download_to, upload_part
 from ..models import PrimitiveResult, SnapWorkflowViewModel, StringResult, WorkflowSharingViewModel
-from .images import FileSource, Progress, download_to, upload_part
 
 
 class WorkflowsResource(APIResource):

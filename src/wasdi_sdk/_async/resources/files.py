@@ -10,11 +10,11 @@ from typing import Any, Unpack, cast
 
 from ..._exceptions import NotFoundError
 from ..._resource import RequestOptions
+from ..._streams import Progress
 from ...models import PrimitiveResult, StringResult
 from ...models.file_buffer import FtpTransferViewModel
-from ...resources.images import Progress
 from .._resource import AsyncAPIResource
-from .images import download_to
+from .._streams import download_to
 
 
 class AsyncFilesResource(AsyncAPIResource):

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any, Unpack, cast
 
 from ..._resource import RequestOptions
-from ...helpers import FINAL_STATES, AsyncSleep, ProcessFailedError, ProcessTimeoutError
+from ..._waiting import FINAL_STATES, AsyncSleep, ProcessFailedError, ProcessTimeoutError
 from ...models import (
     AppStatsViewModel,
     ComputingTimeViewModel,

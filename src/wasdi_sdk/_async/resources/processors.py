@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Unpack, cast, overload
 
 from ..._resource import RequestOptions
+from ..._streams import FileSource, Progress, upload_part
 from ...models import (
     DeployedProcessorViewModel,
     ProcessorLogViewModel,
@@ -20,10 +21,9 @@ from ...models import (
     RunningProcessorViewModel,
     StringResult,
 )
-from ...resources.images import FileSource, Progress, upload_part
 from ...resources.processors import Parameters, _encoded
 from .._resource import AsyncAPIResource
-from .images import download_to
+from .._streams import download_to
 from .processes import AsyncProcessesResource
 from .processor_store import AsyncProcessorStoreMethods
 

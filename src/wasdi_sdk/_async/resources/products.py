@@ -11,8 +11,8 @@ import builtins
 from typing import Any, Unpack, cast
 
 from ..._resource import RequestOptions
+from ..._streams import FileSource, Progress, upload_part
 from ...models import GeorefProductViewModel, MetadataViewModel, PrimitiveResult, ProductViewModel
-from ...resources.images import FileSource, Progress, upload_part
 from ...resources.products import Products
 from .._resource import AsyncAPIResource
 from .workspaces import AsyncWorkspacesResource

@@ -11,10 +11,10 @@ from typing import Unpack, cast, overload
 
 from ..._lookup import find_one
 from ..._resource import RequestOptions
+from ..._streams import FileSource, Progress, upload_part
 from ...models import PrimitiveResult, StyleSharingViewModel, StyleViewModel
-from ...resources.images import FileSource, Progress, upload_part
 from .._resource import AsyncAPIResource
-from .images import download_to
+from .._streams import download_to
 
 
 class AsyncStylesResource(AsyncAPIResource):

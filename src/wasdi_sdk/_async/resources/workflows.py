@@ -12,10 +12,10 @@ from typing import Any, Unpack, cast, overload
 
 from ..._lookup import find_one
 from ..._resource import RequestOptions
+from ..._streams import FileSource, Progress, upload_part
 from ...models import PrimitiveResult, SnapWorkflowViewModel, StringResult, WorkflowSharingViewModel
-from ...resources.images import FileSource, Progress, upload_part
 from .._resource import AsyncAPIResource
-from .images import download_to
+from .._streams import download_to
 
 
 class AsyncWorkflowsResource(AsyncAPIResource):
