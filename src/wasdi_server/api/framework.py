@@ -226,7 +226,9 @@ class EndpointResource:
             forwarder = self.services.forwarder
             node = forwarder.node_of(call) if forwarder is not None else None
             if forwarder is not None and node is not None:  # it runs on its workspace's node (nodes/forwarding.py)
-                answer = forwarder.relay(call, node)
+                relayed = forwarder.relay(call, node)
+                answer = Answer(relayed.status, relayed.body, relayed.media_type, relayed.stream, relayed.length,
+                                relayed.headers)
             else:
                 # A run's narrowed answers are neither served from nor kept in its caller's cache.
                 cached_by = CACHED_BY.get(ep.name) if call.scope is None else None

@@ -12,20 +12,58 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..services.paths import inside, remove_tree, safe_id
 from .app_install import MARKER
+from .identity import NodeIdentity
 
 if TYPE_CHECKING:
-    from ..composition import Services
+    from ..services.apps import AppService
+    from ..services.process_logs import ProcessLogService
+    from ..services.processes import ProcessService
+    from ..services.styles import StyleService
+    from ..services.workspaces import WorkspaceService
+    from ..settings import Settings
 
 log = logging.getLogger("wasdi_server.nodes")
 
 USER_DELETED = "/nodes/userdeleted"
 
 
-def forget_user_here(services: Services, user_id: str) -> dict[str, int]:
+class CleanupParts(Protocol):
+    """What forgetting a user on a compute node reads and removes."""
+
+    @property
+    def settings(self) -> Settings:
+        """Where the users' files and the installed apps are."""
+
+    @property
+    def identity(self) -> NodeIdentity:
+        """This node (named in the log line)."""
+
+    @property
+    def processes(self) -> ProcessService:
+        """The runs this node keeps."""
+
+    @property
+    def process_logs(self) -> ProcessLogService:
+        """Their logs."""
+
+    @property
+    def workspaces(self) -> WorkspaceService:
+        """The workspaces the shared store still names."""
+
+    @property
+    def styles(self) -> StyleService:
+        """The style files this node copied."""
+
+    @property
+    def apps(self) -> AppService:
+        """The apps installed here, and their records."""
+
+
+def forget_user_here(services: CleanupParts, user_id: str) -> dict[str, int]:
     """Remove from this node what it keeps of the deleted user ``user_id``; how much of each kind went."""
     processes = services.processes
     workspaces = services.workspaces.workspaces
@@ -49,7 +87,7 @@ def forget_user_here(services: Services, user_id: str) -> dict[str, int]:
     return {"processes": len(doomed), "workspaces": len(gone), "styles": styles, "apps": apps}
 
 
-def _forget_unrecorded_apps(services: Services) -> int:
+def _forget_unrecorded_apps(services: CleanupParts) -> int:
     """Apps installed on this node whose record is gone (deleted with their owner)."""
     installer = services.apps.installer
     root = services.settings.app_environments_root
