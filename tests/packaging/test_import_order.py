@@ -212,9 +212,9 @@ def test_providers_never_import_the_services() -> None:
     offenders = {}
     for path in (SRC / "wasdi_server" / "providers").rglob("*.py"):
         name = module_name(path)
-        reached = {m for m in module_level_imports(path, name) if m.startswith("wasdi_server.services")}
+        reached = {m for m in module_level_imports(path, name) if m.startswith("wasdi_server.domains")}
         reached |= {node.module or "" for node in ast.walk(ast.parse(path.read_text())) if
-                    isinstance(node, ast.ImportFrom) and "services" in (node.module or "").split(".")}
+                    isinstance(node, ast.ImportFrom) and "domains" in (node.module or "").split(".")}
         if reached:
             offenders[name] = sorted(reached)
     assert offenders == {}

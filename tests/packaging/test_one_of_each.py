@@ -55,7 +55,7 @@ def test_one_of_each(what: str, pattern: str, home: set[str]) -> None:
 def test_every_atomic_replace_goes_through_the_one_helper() -> None:
     # os.replace of a file that must survive a crash is atomic_files' (fsync, rename, fsync the folder); the others
     # swap whole folders (an app's files, staged beside them) or are the SFTP protocol's own rename.
-    allowed = {"wasdi_sdk/atomic_files.py", "wasdi_server/services/app_files.py",
+    allowed = {"wasdi_sdk/atomic_files.py", "wasdi_server/domains/apps/app_files.py",
                "wasdi_server/transfer/sftp_server.py"}
     users = sorted(path for path, text in sources().items() if "os.replace" in calls(text) and path not in allowed)
     assert users == []

@@ -29,7 +29,7 @@ from tests.server.geodata import (
     wait_process,
 )
 
-from wasdi_server.services import readers
+from wasdi_server.domains.products import readers
 
 
 @pytest.fixture

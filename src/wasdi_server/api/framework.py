@@ -19,8 +19,8 @@ from falcon import uri
 
 from wasdi_sdk.catalog import BY_NAME, Auth, Endpoint, Param, ParamType
 
+from ..domains.processes import run_scope
 from ..errors import BadRequest, DomainError, ServerFailure, Unauthorized
-from ..services import run_scope
 from ..store import StoreUnavailableError, TextWithNulError
 from .answer_cache import AnswerCache, answer_key
 from .answers import Answer, failure, success
@@ -29,7 +29,7 @@ from .host_header import canonical_prefix
 
 if TYPE_CHECKING:
     from ..composition import Services
-    from ..services.identity import User
+    from ..domains.accounts.identity import User
 
 log = logging.getLogger("wasdi_server")
 

@@ -20,11 +20,11 @@ from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..domains.apps.apps import NOTIFY_FIELD
+from ..domains.processes.processes import DONE, STOPPED, TERMINAL
+from ..domains.processes.run_scope import run_scope
 from ..nodes.app_install import AppNotInstallable
 from ..providers.mail import send_quietly
-from ..services.apps import NOTIFY_FIELD
-from ..services.processes import DONE, STOPPED, TERMINAL
-from ..services.run_scope import run_scope
 from .box import Box, BoxUnavailable, Job
 from .box.doors import RunIdentity
 from .box.job import MB

@@ -17,9 +17,9 @@ import logging
 import threading
 from typing import Any
 
-from ..services.background import Periodic
-from ..services.paths import hide_server_paths
-from ..services.processes import CREATED, DONE, ERROR, READY, RUNNING, STOPPED, TERMINAL, WAITING
+from ..background import Periodic
+from ..domains.processes.processes import CREATED, DONE, ERROR, READY, RUNNING, STOPPED, TERMINAL, WAITING
+from ..paths import hide_server_paths
 from .box import kernel_support
 from .box.cgroups import remove_leftovers, runs_folder
 from .operations import (

@@ -25,7 +25,7 @@ from .client import NodeClient, NodeUnreachable
 from .identity import MAIN_NODE, NodeIdentity
 
 if TYPE_CHECKING:
-    from ..services.apps import AppService
+    from ..domains.apps.apps import AppService
 
 log = logging.getLogger("wasdi_server.nodes")
 
@@ -91,7 +91,7 @@ class AppInstaller:
     def _install(self, doc: dict[str, Any], session: str, log_line: LogLine) -> None:
         # Imported here: the services package imports this module, so a module-level import closes a cycle for
         # whoever imports the launcher first (``wasdi-server doctor`` does).
-        from ..services.app_files import replace_folder, staging_folder, unpack
+        from ..domains.apps.app_files import replace_folder, staging_folder, unpack
 
         settings = self.apps.settings
         layout = self.apps.layout(doc)

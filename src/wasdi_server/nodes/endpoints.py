@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Protocol
 
 import falcon
 
+from ..domains.apps.app_files import ZipStream
 from ..messages.relay import MAX_BODY_BYTES, NODE_MESSAGES, messages_of
-from ..services.app_files import ZipStream
 from .app_install import APP_FILES
 from .identity import SECRET_HEADER
 from .user_cleanup import USER_DELETED, CleanupParts, forget_user_here

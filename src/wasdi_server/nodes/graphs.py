@@ -9,9 +9,9 @@ from typing import Any
 
 from wasdi_sdk.catalog import endpoint
 
+from ..domains.accounts.identity import User
+from ..domains.workflows.snap_graphs import MAX_GRAPH_BYTES
 from ..errors import ServerFailure
-from ..services.identity import User
-from ..services.snap_graphs import MAX_GRAPH_BYTES
 from .client import NodeClient, NodeUnreachable
 from .identity import MAIN_NODE
 

@@ -14,7 +14,7 @@ import json
 import logging
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..services.paths import inside, remove_tree, safe_id
+from ..paths import inside, remove_tree, safe_id
 from .app_install import MARKER
 from .identity import NodeIdentity
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...services.app_records import PYTHON_TYPES
+from ...domains.apps.app_records import PYTHON_TYPES
 from ..box import Box
 from ..box.proxy import OutboundProxy
 from .base import AppLayout, Engine, EngineError, Launch, LogLine
