@@ -16,18 +16,18 @@ from .box.box import TRAMPOLINE
 from .box.doors import DoorService, RunIdentity
 
 if TYPE_CHECKING:
+    from ..domains.accounts.sessions import SessionService
+    from ..domains.accounts.uploads import UploadAccountService
+    from ..domains.apps.app_environments import AppEnvironmentService
+    from ..domains.apps.apps import AppService
+    from ..domains.processes.process_logs import ProcessLogService
+    from ..domains.processes.processes import ProcessService
+    from ..domains.products.search import SearchService
+    from ..domains.products.service import ProductService
+    from ..domains.workflows.workflows import WorkflowService
+    from ..domains.workspaces.workspaces import WorkspaceService
     from ..messages import Messages
     from ..providers.mail import Mailer
-    from ..services.app_environments import AppEnvironmentService
-    from ..services.apps import AppService
-    from ..services.process_logs import ProcessLogService
-    from ..services.processes import ProcessService
-    from ..services.products import ProductService
-    from ..services.search import SearchService
-    from ..services.sessions import SessionService
-    from ..services.uploads import UploadAccountService
-    from ..services.workflows import WorkflowService
-    from ..services.workspaces import WorkspaceService
     from ..settings import Settings
     from ..transfer.requests import TransferRequests
 

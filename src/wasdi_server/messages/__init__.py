@@ -18,8 +18,8 @@ from .exchange import Exchange
 from .publisher import KO, OK, Message, Messages, Publisher
 
 if TYPE_CHECKING:
-    from ..services.sessions import SessionService
-    from ..services.workspaces import WorkspaceService
+    from ..domains.accounts.sessions import SessionService
+    from ..domains.workspaces.workspaces import WorkspaceService
     from ..settings import Settings
     from .broker import StompBroker
 

@@ -24,9 +24,9 @@ from .identity import SECRET_HEADER
 from .user_cleanup import USER_DELETED, CleanupParts, forget_user_here
 
 if TYPE_CHECKING:
+    from ..domains.accounts.identity import UserService
+    from ..domains.accounts.sessions import SessionService
     from ..messages import Messages
-    from ..services.identity import UserService
-    from ..services.sessions import SessionService
 
 
 class NodeCallParts(CleanupParts, Protocol):

@@ -19,11 +19,11 @@ from .app_install import MARKER
 from .identity import NodeIdentity
 
 if TYPE_CHECKING:
-    from ..services.apps import AppService
-    from ..services.process_logs import ProcessLogService
-    from ..services.processes import ProcessService
-    from ..services.styles import StyleService
-    from ..services.workspaces import WorkspaceService
+    from ..domains.apps.apps import AppService
+    from ..domains.processes.process_logs import ProcessLogService
+    from ..domains.processes.processes import ProcessService
+    from ..domains.products.styles import StyleService
+    from ..domains.workspaces.workspaces import WorkspaceService
     from ..settings import Settings
 
 log = logging.getLogger("wasdi_server.nodes")
