@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ....messages import OK
 from ...accounts.identity import User
+from ...processes.ports import OK
 from .. import readers
 from .records import ProductRecords, check_product_name
 

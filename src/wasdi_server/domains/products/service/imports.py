@@ -31,9 +31,9 @@ from typing import Any, Protocol
 from wasdi_sdk.units import human_size
 
 from ....errors import BadRequest, Conflict, Forbidden, NotFound, Unauthorized
-from ....messages import OK
 from ....providers.search.base import LinkFacts
 from ...accounts.identity import User
+from ...processes.ports import OK
 from .. import readers
 from .records import ProductRecords, check_product_name, product_key
 
