@@ -35,7 +35,7 @@ from ...accounts.identity import User
 from ...processes.ports import MessagePublisher
 from ...processes.processes import ProcessService
 from ...workspaces.workspaces import WorkspaceService
-from .. import readers
+from .. import metadata_trees, readers
 from ..missions import MissionService
 
 if TYPE_CHECKING:
@@ -107,7 +107,7 @@ class ProductRecords:
     def read_metadata(self, workspace: dict[str, Any], path: Path) -> dict[str, Any]:
         """The metadata tree of ``path``, a file of ``workspace``'s folder, read by a boxed reader."""
         if not readers.rasterio_available():
-            return readers.metadata_tree(path)
+            return metadata_trees.metadata_tree(path)
         try:
             answer = self.reads.read(ReadJob("metadata", (str(path),)), read_only=(self.workspaces.folder(workspace),))
         except ReadRefused as e:
