@@ -29,6 +29,7 @@ from .domains.commerce.credits import CreditService
 from .domains.commerce.organizations import OrganizationService
 from .domains.commerce.projects import ProjectService
 from .domains.commerce.subscriptions import SubscriptionService
+from .domains.platform.main_node import MAIN_NODE
 from .domains.platform.metrics import MetricsRecorder, MetricsService
 from .domains.platform.nodes import NodeService
 from .domains.processes.process_cleaning import ProcessCleaning
@@ -53,6 +54,7 @@ from .launcher import (
 from .launcher.box.doors import DoorService
 from .launcher.box.proxy import OutboundProxy
 from .launcher.box.readers import ReaderPool
+from .launcher.engines import Engine, engine_for
 from .launcher.ops_apps import api_ports
 from .launcher.pool import Launcher
 from .messages import Messages, build_messages
@@ -61,7 +63,7 @@ from .nodes.app_install import AppInstaller
 from .nodes.client import NodeClient
 from .nodes.forwarding import Forwarder
 from .nodes.graphs import graph_reader
-from .nodes.identity import MAIN_NODE, NodeIdentity
+from .nodes.identity import NodeIdentity
 from .nodes.locator import PROCESS_NODES, ProcessLocator
 from .nodes.merges import Merges
 from .nodes.outbox import OUTBOX, Outbox
@@ -172,7 +174,7 @@ class Services:
     admin_users: AdminUsers
     metrics: MetricsService
     search: SearchService = field(init=False)
-    apps: AppService = field(init=False)
+    apps: AppService[Engine] = field(init=False)
     app_environments: AppEnvironmentService = field(init=False)
     login: LoginService = field(init=False)
     launcher: Launcher = field(init=False)
@@ -183,6 +185,8 @@ class Services:
     identity: NodeIdentity = field(default_factory=NodeIdentity)
     """This node of its deployment (``nodes.identity``)."""
     node_client: NodeClient | None = None
+    app_installer: AppInstaller | None = None
+    """On a compute node of a deployment: this node's copies of the main node's apps (``nodes.app_install``)."""
     forwarder: Forwarder | None = None
     """Sends the calls of a workspace held by another node there; ``None`` on a lone server."""
     merges: Merges = field(init=False)
@@ -381,7 +385,8 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
     products.searched_links = services.search
     products.download_slots = DownloadSlots(settings.import_downloads_per_provider)
     services.maps = MapService(c("layers"), workspaces, styles, map_server)
-    services.apps = AppService(app_records, settings, workspaces, processes, products)
+    services.apps = AppService(app_records, settings, workspaces, processes, products,
+                               lambda app_type: engine_for(app_type, settings))
     index = PackageIndex(settings.package_index_url, timeout=settings.package_index_timeout_seconds,
                          cache_seconds=settings.package_index_cache_seconds,
                          allowed_hosts=settings.import_allowed_hosts) if settings.package_index_url else None
@@ -429,7 +434,8 @@ def wire_nodes(services: Services, c: Callable[[str], Collection]) -> None:
             services.outbox = Outbox(c(OUTBOX), services.node_client, settings.data_dir / "outbox",
                                      services.sessions.open, services.sessions.close, services.store.atomic)
         else:
-            services.apps.installer = AppInstaller(identity, services.node_client, services.apps)
+            services.app_installer = AppInstaller(identity, services.node_client, services.apps)
+            services.apps.installer = services.app_installer
             if not settings.broker_url:  # built-in brokers: the main node's hears every node's messages
                 relay = MainNodeRelay(services.node_client, settings.broker_queue_messages,
                                       min_backoff=min(0.5, settings.broker_retry_seconds),

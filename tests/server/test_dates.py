@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import pytest
 
 from wasdi_server.dates import from_epoch_ms, iso_z, parse_epoch_ms, parse_utc
-from wasdi_server.domains.commerce.subscriptions import parse_date as subscription_date
+from wasdi_server.domains.commerce.subscription_terms import parse_date as subscription_date
 from wasdi_server.domains.processes.process_stats import parse_instant as stats_instant
 from wasdi_server.search_grammar import parse_instant as search_instant
 

@@ -12,7 +12,7 @@ import pytest
 from tests.conftest import Person, Server
 
 from wasdi_server.dates import iso_z_ms as iso_from_ms
-from wasdi_server.domains.commerce.subscriptions import DAY_MS, parse_date
+from wasdi_server.domains.commerce.subscription_terms import DAY_MS, parse_date
 from wasdi_server.errors import BadRequest
 from wasdi_server.providers.payments.base import CheckoutRequest, CheckoutSession, PaymentError
 

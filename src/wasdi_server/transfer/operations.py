@@ -17,7 +17,7 @@ from pathlib import Path
 
 from wasdi_sdk.units import human_size
 
-from ..domains.products import readers
+from ..domains.products import product_files
 from ..domains.products.service import copy_items
 from ..files_beneath import NotRegularFile, open_regular_fd
 from ..launcher.operations import OperationContext, OperationFailed, operation
@@ -50,7 +50,7 @@ def copy_to_sftp(ctx: OperationContext) -> bool:
         target_folder = ConfinedFolder(uploads.folder(user_id)).local("/".join(parts).encode())
     except LeavesFolder as e:
         raise OperationFailed(f"cannot copy into {'/'.join(parts)}: {e}") from e
-    items = [source, *readers.sidecars(services.workspaces.folder(workspace), file_name)]
+    items = [source, *product_files.sidecars(services.workspaces.folder(workspace), file_name)]
     needed = sum(_size(item) for item in items)
     if uploads.quota_bytes:
         used = uploads.used_bytes(user_id)

@@ -17,7 +17,8 @@ from ..accounts.identity import MAX_TEXT, ROLES, User, UserService, normalise_us
 from ..accounts.sessions import SessionService
 from ..accounts.user_deletion import UserDeletion
 from ..commerce.organizations import OrganizationService
-from ..commerce.subscriptions import DESCENDING, SubscriptionService
+from ..commerce.subscription_records import DESCENDING
+from ..commerce.subscriptions import SubscriptionService
 from ..platform.nodes import NodeService
 from .admin_lookups import require_admin
 

@@ -7,7 +7,7 @@ changes to it queued as ENVIRONMENTUPDATE operations.
   package index when it answers in time (``providers.package_index``), else without them and with a
   warning; ``managerVersion`` serves its manager (else a live lookup);
 - ``updateCommand`` is ``action/package[/version]`` with action ``addPackage``, ``removePackage`` or
-  ``upgradePackage``; the package must be a plain spec (``engines.requirements``): no options, URLs or
+  ``upgradePackage``; the package must be a plain spec (``requirements``): no options, URLs or
   paths reach the installer (400 otherwise); an empty command only refreshes the record;
 - the action history (``environmentActions``) lists each applied command; ``reset`` empties it and
   rebuilds the environment from ``pip.txt`` (a REDEPLOYPROCESSOR); both are main-node only (400 elsewhere);
@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Any
 
 from ...dates import format_ms_or_none, now_ms
 from ...errors import BadRequest, ServerFailure
-from ...launcher.engines import EngineError
-from ...launcher.engines.requirements import package_spec
 from ...providers.package_index import normalise
 from ..accounts.identity import User
 from .app_records import PYTHON_TYPES
+from .engines import AppEngine, EngineError
+from .requirements import package_spec
 
 if TYPE_CHECKING:
     from ...providers.package_index import PackageIndex
@@ -58,7 +58,7 @@ def _version_parts(version: str) -> dict[str, Any]:
 class AppEnvironmentService:
     """Package lists, manager versions and environment changes of apps."""
 
-    def __init__(self, apps: AppService, index: PackageIndex | None = None) -> None:
+    def __init__(self, apps: AppService[AppEngine], index: PackageIndex | None = None) -> None:
         self.apps = apps
         self.records = apps.records
         self.index = index

@@ -37,16 +37,15 @@ import urllib.parse
 import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from ...dates import now_ms
 from ...errors import BadRequest, Conflict, Forbidden, NoContent, NotFound, ServerFailure, Unauthorized
 from ...json_reader import JsonReader, JsonRefused
-from ...launcher.engines import AppLayout, Engine, engine_for
-from ...nodes.identity import is_main_node
 from ...paths import inside, safe_name
 from ...store.intents import IntentLog
 from ..accounts.identity import User
+from ..platform.main_node import is_main_node
 from .app_files import (
     MAX_FOLDER_NAME_BYTES,
     PIP_TXT,
@@ -66,9 +65,9 @@ from .app_records import (
     normalise_type,
     processor_resource,
 )
+from .engines import AppCopies, AppEngine, AppLayout
 
 if TYPE_CHECKING:
-    from ...nodes.app_install import AppInstaller
     from ...settings import Settings
     from ..processes.processes import ProcessService
     from ..products.service import ProductService
@@ -128,17 +127,24 @@ CHANGE_APP_FILES = "change_app_files"
 durable change (subject: the processor id and the queued process's id)."""
 
 
-class AppService:
+EngineT = TypeVar("EngineT", bound=AppEngine, covariant=True)
+"""The engines an ``AppService`` is given (the launcher's, which can also run an app)."""
+
+
+class AppService(Generic[EngineT]):
     """The apps' lifecycle and runs (the store, payments and templates are other services)."""
 
     def __init__(self, records: AppRecords, settings: Settings, workspaces: WorkspaceService,
-                 processes: ProcessService, products: ProductService) -> None:
+                 processes: ProcessService, products: ProductService,
+                 engine_for: Callable[[str], EngineT]) -> None:
         self.records = records
         self.settings = settings
         self.json_reader = JsonReader.of(settings)
         self.workspaces = workspaces
         self.processes = processes
         self.products = products
+        self.engine_for = engine_for
+        """The engine of an app type (the launcher's engines)."""
         self.sharing = records.sharing
         self.run_guards: list[RunGuard] = []
         """Called after the access checks of a run and before its process exists (payments plug in)."""
@@ -148,7 +154,7 @@ class AppService:
         """Called with the record before an owner's delete removes it (payments, templates, media)."""
         self._lock = threading.RLock()
         self.intents: IntentLog | None = None
-        self.installer: AppInstaller | None = None
+        self.installer: AppCopies | None = None
         """On a compute node of a deployment: this node's copies of apps (``nodes.app_install``)."""
 
     def use_intents(self, intents: IntentLog) -> None:
@@ -163,8 +169,8 @@ class AppService:
         return AppLayout(name, str(doc.get("type") or ""), inside(self.settings.apps_root, name),
                          inside(self.settings.app_environments_root, name))
 
-    def engine(self, doc: dict[str, Any]) -> Engine:
-        return engine_for(str(doc.get("type") or ""), self.settings)
+    def engine(self, doc: dict[str, Any]) -> EngineT:
+        return self.engine_for(str(doc.get("type") or ""))
 
     @property
     def is_main(self) -> bool:

@@ -26,7 +26,8 @@ from ...store import Collection
 from ..accounts.identity import User, UserService, normalise_user_id
 from ..accounts.sharing import WRITE
 from .organizations import check_display_name, check_text, checked_id
-from .subscriptions import NO_ACCESS, SubscriptionService
+from .subscription_records import NO_ACCESS
+from .subscriptions import SubscriptionService
 
 INVALID_PROJECT = "Invalid projectId."
 CANNOT_ACCESS = "MSG_ERROR_CANNOT_ACCESS"

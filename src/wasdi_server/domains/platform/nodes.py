@@ -21,10 +21,10 @@ import time
 from typing import Any
 
 from ...errors import BadRequest, Forbidden, ServerFailure, Unauthorized
-from ...nodes.identity import is_main_node
 from ...store import Collection
 from ..accounts.identity import User, normalise_user_id
 from ..accounts.sharing import Resource, ShareOutcome, SharingService
+from .main_node import is_main_node
 
 UNFINISHED = ("CREATED", "RUNNING", "WAITING", "READY")
 NODE = "node"

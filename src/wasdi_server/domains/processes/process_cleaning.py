@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...dates import now_ms
-from ...messages import Messages
+from .ports import KO, MessagePublisher
 from .processes import CREATED, ERROR, READY, RUNNING, WAITING, ProcessService
 
 QUEUE_CLEANED = "The process was removed from the queue by an administrator."
@@ -22,7 +22,7 @@ STALE = "The process was closed by an administrator: its worker is gone or it st
 
 
 class ProcessCleaning:
-    def __init__(self, processes: ProcessService, messages: Messages, is_alive: Callable[[str], bool],
+    def __init__(self, processes: ProcessService, messages: MessagePublisher, is_alive: Callable[[str], bool],
                  stale_minutes: float, grace_seconds: float = 30.0) -> None:
         self.processes = processes
         self.messages = messages
@@ -53,7 +53,7 @@ class ProcessCleaning:
         if changed is None or not closed:
             return False
         self.processes.notify(changed)
-        self.messages.send(str(changed.get("operationType")), reason, changed.get("workspaceId"), result="KO")
+        self.messages.send(str(changed.get("operationType")), reason, changed.get("workspaceId"), result=KO)
         return True
 
     def clean_queue(self) -> int:

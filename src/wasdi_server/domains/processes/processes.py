@@ -11,19 +11,16 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from wasdi_sdk.units import human_size
 
 from ...dates import format_ms_or_none, now_ms
 from ...errors import BadRequest, Forbidden
-from ...messages import Messages
 from ...store import Collection
 from ..accounts.identity import User, UserService
 from ..workspaces.workspaces import WorkspaceService
-
-if TYPE_CHECKING:
-    from ...nodes.locator import ProcessLocator
+from .ports import MessagePublisher, ProcessPlaces
 
 CREATED, RUNNING, WAITING, READY = "CREATED", "RUNNING", "WAITING", "READY"
 DONE, ERROR, STOPPED = "DONE", "ERROR", "STOPPED"
@@ -39,7 +36,7 @@ PROCESSOR_OPERATIONS = frozenset({"RUNPROCESSOR", "RUNIDL", "RUNMATLAB"})
 class ProcessService:
     """The ``process_workspaces`` collection (its own file: it is the hottest data)."""
 
-    def __init__(self, processes: Collection, messages: Messages, workspaces: WorkspaceService,
+    def __init__(self, processes: Collection, messages: MessagePublisher, workspaces: WorkspaceService,
                  users: UserService, node_code: str) -> None:
         self.processes = processes
         self.messages = messages
@@ -48,7 +45,7 @@ class ProcessService:
         self.node_code = node_code
         self._listeners: list[Callable[[], None]] = []
         self._lock = threading.Lock()
-        self.locator: ProcessLocator | None = None
+        self.locator: ProcessPlaces | None = None
         """In a deployment of several nodes: the shared index of which node holds which process."""
 
     def on_created(self, listener: Callable[[], None]) -> None:

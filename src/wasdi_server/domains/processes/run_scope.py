@@ -22,13 +22,17 @@ runs get a plain session of their caller.  Places that resolve sessions without 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ...errors import Forbidden
+from .processes import ProcessService
 
-if TYPE_CHECKING:
-    from ...composition import Services
-    from ...launcher.operations import OperationContext
+
+class ProcessRecords(Protocol):
+    """What ``check`` reads: the process records (the server's services hold them)."""
+
+    @property
+    def processes(self) -> ProcessService: ...
 
 WORKSPACE = "workspace"
 ACCOUNT = "account"
@@ -68,11 +72,13 @@ def scope_name(account_scope_apps: Iterable[str], app_name: str) -> str:
     return ACCOUNT if app_name in set(account_scope_apps) else WORKSPACE
 
 
-def run_scope(services: Services, app: Mapping[str, Any], ctx: OperationContext) -> dict[str, str] | None:
-    """The scope of the session a run of ``app`` gets (``None``: its caller's whole account)."""
-    if scope_name(services.settings.app_account_scope_apps, str(app.get("name") or "")) == ACCOUNT:
+def run_scope(account_scope_apps: Iterable[str], app: Mapping[str, Any], workspace_id: str,
+              process_id: str) -> dict[str, str] | None:
+    """The scope of the session the run ``process_id`` of ``app`` in ``workspace_id`` gets (``None``: its
+    caller's whole account, for the apps in ``account_scope_apps``)."""
+    if scope_name(account_scope_apps, str(app.get("name") or "")) == ACCOUNT:
         return None
-    return {"workspaceId": ctx.workspace_id, "processId": ctx.process_id}
+    return {"workspaceId": workspace_id, "processId": process_id}
 
 
 def refused(what: str) -> Forbidden:
@@ -80,7 +86,8 @@ def refused(what: str) -> Forbidden:
                      "(an operator can widen it with app_account_scope_apps)")
 
 
-def check(services: Services, endpoint: str, params: Mapping[str, Any], body: Any, scope: Mapping[str, Any]) -> None:
+def check(services: ProcessRecords, endpoint: str, params: Mapping[str, Any], body: Any,
+          scope: Mapping[str, Any]) -> None:
     """Refuse (``Forbidden``) a request a run's session may not make."""
     workspace = str(scope.get("workspaceId") or "")
     if endpoint in OPEN:
@@ -101,13 +108,13 @@ def check(services: Services, endpoint: str, params: Mapping[str, Any], body: An
             return  # the endpoint answers an unknown process in its own way
         if str(record.get("workspaceId") or "") != workspace:
             raise refused("a process of another workspace")
-        if endpoint in CHANGES_PROCESS and not _descends(services, record, str(scope.get("processId") or "")):
+        if endpoint in CHANGES_PROCESS and not _descends(services.processes, record, str(scope.get("processId") or "")):
             raise refused("a process this run did not start")
         return
     raise refused("this endpoint")
 
 
-def _descends(services: Services, record: Mapping[str, Any], root: str) -> bool:
+def _descends(processes: ProcessService, record: Mapping[str, Any], root: str) -> bool:
     """Whether ``record`` is ``root`` or was started (directly or not) by it."""
     current: Mapping[str, Any] | None = record
     for _ in range(MAX_DEPTH):
@@ -116,5 +123,5 @@ def _descends(services: Services, record: Mapping[str, Any], root: str) -> bool:
         if str(current.get("processObjId")) == root:
             return True
         parent = current.get("parentId")
-        current = services.processes.get(str(parent)) if parent else None
+        current = processes.get(str(parent)) if parent else None
     return False

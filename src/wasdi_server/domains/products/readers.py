@@ -1,4 +1,5 @@
-"""Reading products: bands, footprint and metadata of the files in a workspace.
+"""Reading products: the bands and footprint of the files in a workspace (their metadata trees are
+``metadata_trees``', their names and sidecars ``product_files``').
 
 Rasters are read through rasterio (GDAL), imported lazily: it is the optional ``geo`` extra, and the
 server runs without it.  What this module cannot read (no rasterio, or a format GDAL does not know)
@@ -14,27 +15,19 @@ Rules:
 - A ``.zip`` is one product whose file is the zip: its first member GDAL can read gives the bands and
   the footprint (through ``/vsizip/``); otherwise it is a file-level product listing its members.
 - A SNAP product (``.dim`` with its ``.data`` folder) has one band per ENVI ``.img`` of the folder.
-- Sidecars deleted with a product: ``<file>.aux.xml``, ``<file>.ovr``, ``<file>.msk``; the ``.hdr`` of an
-  ENVI ``.img``/``.bin``/``.dat``; ``.dbf .shx .prj .cpg .sbn .sbx .qix .shp.xml`` of a shapefile; the
-  ``.prj`` of an ``.asc``; ``.gbx9``/``.ncx4`` of a GRIB; ``.data`` of a ``.dim``; the world files of
-  images (``.tfw .jgw .pgw .wld``).
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import math
 import os
 import re
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-from ...dates import SECONDS_Z, format_ms
-from ...paths import MAX_NAME_BYTES, name_bytes
 
 log = logging.getLogger("wasdi_server.readers")
 
@@ -201,67 +194,6 @@ def footprint_bounds(text: str | None) -> tuple[float, float, float, float] | No
     return bounds
 
 
-def stem_of(file_name: str) -> str:
-    """The file name without its last extension (the product ``name``)."""
-    stem, dot, _ = file_name.rpartition(".")
-    return stem if dot and stem else file_name
-
-
-PLATFORM_PREFIXES: tuple[tuple[str, str], ...] = (
-    ("S1A_", "Sentinel-1"), ("S1B_", "Sentinel-1"), ("S1C_", "Sentinel-1"), ("S1D_", "Sentinel-1"),
-    ("S1_", "Sentinel-1"),
-    ("S2A_", "Sentinel-2"), ("S2B_", "Sentinel-2"), ("S2C_", "Sentinel-2"), ("S2_", "Sentinel-2"),
-    ("S3A_", "Sentinel-3"), ("S3B_", "Sentinel-3"), ("S3_", "Sentinel-3"),
-    ("S5P_", "Sentinel-5P"), ("S6A_", "Sentinel-6"), ("S6_", "Sentinel-6"),
-    ("LC08_", "Landsat-*"), ("LC09_", "Landsat-*"), ("LO08_", "Landsat-*"), ("LT08_", "Landsat-*"),
-    ("LE07_", "Landsat-7"), ("LT05_", "Landsat-5"),
-    ("ENV_", "Envisat"), ("ASA_", "Envisat"), ("MER_", "Envisat"),
-    ("VIIRS", "VIIRS"), ("RIVER-FLD", "VIIRS"),
-    ("ERA5", "ERA5"), ("CAMS", "CAMS"),
-    ("COPERNICUS_DSM", "DEM"), ("COPERNICUS_30", "DEM"), ("COP-DEM", "DEM"),
-    ("ESA_WORLDCOVER", "WorldCover"),
-)
-
-
-def infer_platform(file_name: str | None) -> str | None:
-    """The mission (``platformname`` value) a file name belongs to, from its prefix; ``None`` if unknown."""
-    if not file_name:
-        return None
-    upper = file_name.upper()
-    for prefix, platform in PLATFORM_PREFIXES:
-        if upper.startswith(prefix):
-            return platform
-    return None
-
-
-def sidecars(folder: Path, file_name: str) -> list[Path]:
-    """Files (and the ``.data`` folder of a SNAP product) that belong to ``file_name`` in ``folder``."""
-    stem = stem_of(file_name)
-    suffix = Path(file_name).suffix.lower()
-    names = [f"{file_name}.aux.xml", f"{file_name}.ovr", f"{file_name}.msk", f"{stem}.aux.xml"]
-    if suffix in (".img", ".bin", ".dat", ".bil", ".bsq", ".bip", ".envi", ""):
-        names += [f"{stem}.hdr", f"{file_name}.hdr"]
-    if suffix == ".shp":
-        names += [f"{stem}{ext}" for ext in (".dbf", ".shx", ".prj", ".cpg", ".sbn", ".sbx", ".qix", ".shp.xml",
-                                              ".qmd")]
-    if suffix == ".asc":
-        names += [f"{stem}.prj"]
-    if suffix in (".grib", ".grb", ".grib2"):
-        names += [f"{file_name}.gbx9", f"{file_name}.ncx4"]
-    if suffix == ".dim":
-        names += [f"{stem}.data"]
-    if suffix in (".tif", ".tiff", ".jpg", ".jpeg", ".png"):
-        names += [f"{stem}{ext}" for ext in (".tfw", ".tifw", ".jgw", ".pgw", ".wld")]
-    found = []
-    for name in dict.fromkeys(names):
-        if name == file_name or "/" in name or "\\" in name or name_bytes(name) > MAX_NAME_BYTES:
-            continue  # a name no file system takes names no file
-        path = folder / name
-        if path.exists() or path.is_symlink():
-            found.append(path)
-    return found
-
-
 # -- reading -------------------------------------------------------------------------------------
 def read_product(path: Path, guard: OpenGuard | None = None) -> ProductInfo:
     """Bands, CRS and footprint of ``path``; file-level facts when it cannot be read as a raster (``guard``
@@ -288,7 +220,7 @@ def read_product(path: Path, guard: OpenGuard | None = None) -> ProductInfo:
         info.readable = False
         info.bands = []
         if not info.note:
-            info.note = f"not a raster format this server can read ({_short(e, path)})"
+            info.note = f"not a raster format this server can read ({short_error(e, path)})"
     return info
 
 
@@ -311,7 +243,7 @@ def zip_members(path: Path, limit: int = 1000) -> list[str]:
         return []
 
 
-def _short(error: BaseException, path: Path | None = None) -> str:
+def short_error(error: BaseException, path: Path | None = None) -> str:
     """The first line of an error, without server paths (metadata is shown to users)."""
     text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
     if path is not None:
@@ -393,140 +325,3 @@ def _read_dim(path: Path, info: ProductInfo, guard: OpenGuard | None = None) -> 
         bands.append(Band(image.stem, probe.bands[0].width, probe.bands[0].height, 1, str(image)))
     info.bands = bands
     info.readable = True
-
-
-# -- metadata trees ------------------------------------------------------------------------------
-def attribute(description: str, data: Any) -> dict[str, Any]:
-    """An AttributeViewModel (``dataType``/``numElems`` are always 0, as the original readers leave them)."""
-    text = data if isinstance(data, str) else repr(data) if isinstance(data, float) else str(data)
-    return {"description": str(description)[:MAX_TEXT], "data": text[:MAX_TEXT], "dataType": 0, "numElems": 0}
-
-
-def element(name: str, attributes: list[dict[str, Any]] | None = None,
-            elements: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    """A MetadataViewModel (empty lists are left out, as the original server does with nulls)."""
-    out: dict[str, Any] = {"name": name}
-    if elements:
-        out["elements"] = elements
-    if attributes:
-        out["attributes"] = attributes
-    return out
-
-
-def metadata_tree(path: Path, guard: OpenGuard | None = None) -> dict[str, Any]:
-    """The metadata of a product as a MetadataViewModel dict (root name = the file name)."""
-    info = read_product(path, guard)
-    file_element = element("File", [
-        attribute("name", info.file_name), attribute("size", info.size),
-        attribute("lastModified", format_ms(info.modified_ms, SECONDS_Z)),
-        attribute("format", info.driver or "unknown"),
-    ])
-    children = [file_element]
-    if info.members:
-        children.append(element("Archive members", [attribute(str(i + 1), m) for i, m in
-                                                     enumerate(info.members[:MAX_TAGS])]))
-    if not info.readable:
-        note = info.note or "not a raster format this server can read"
-        children.insert(0, element(f"File-level metadata only: {note}"))
-        return element(info.file_name, [attribute("description", f"File-level metadata only: {note}")], children)
-    sources = list(dict.fromkeys(b.source for b in info.bands))
-    try:
-        children += _raster_elements(sources[0], info, guard)
-    except Exception as e:  # the bands were readable a moment ago; keep what we have
-        children.append(element(f"Raster details unavailable: {_short(e, path)}"))
-    if len(sources) > 1:  # SNAP products: one source per band
-        children.append(element("Band files", [attribute(b.name, Path(b.source).name) for b in info.bands]))
-    return element(info.file_name, [attribute("format", info.driver)], children)
-
-
-def _tags_element(name: str, tags: dict[str, str]) -> dict[str, Any] | None:
-    items = sorted(tags.items())[:MAX_TAGS]
-    return element(name, [attribute(k, v) for k, v in items]) if items else None
-
-
-def _raster_elements(gdal_path: str, info: ProductInfo, guard: OpenGuard | None = None) -> list[dict[str, Any]]:
-    import rasterio
-
-    if guard is not None:
-        guard(gdal_path)
-
-    out: list[dict[str, Any]] = []
-    with rasterio.Env(CPL_LOG="/dev/null"), rasterio.open(gdal_path) as src:
-        out.append(element("Dataset", [
-            attribute("driver", src.driver), attribute("width", src.width), attribute("height", src.height),
-            attribute("count", src.count), attribute("dtypes", ",".join(sorted(set(src.dtypes)))),
-        ]))
-        for domain in [None, *[d for d in (src.tag_namespaces() or []) if d not in ("DERIVED_SUBDATASETS",)]]:
-            with contextlib.suppress(Exception):
-                tags = src.tags(ns=domain) if domain else src.tags()
-                built = _tags_element(f"Tags ({domain})" if domain else "Tags", tags)
-                if built:
-                    out.append(built)
-        crs_attrs = [attribute("crs", info.crs or "none")]
-        if src.crs:
-            epsg = src.crs.to_epsg()
-            if epsg:
-                crs_attrs.append(attribute("epsg", epsg))
-            crs_attrs.append(attribute("wkt", src.crs.to_wkt()))
-        out.append(element("CRS", crs_attrs))
-        t = src.transform
-        out.append(element("Transform", [attribute(k, v) for k, v in zip("abcdef", (t.a, t.b, t.c, t.d, t.e, t.f),
-                                                                          strict=True)]))
-        bound_elements = []
-        if info.bounds:
-            bound_elements.append(element("Native", [attribute(k, v) for k, v in
-                                                     zip(("left", "bottom", "right", "top"), info.bounds,
-                                                         strict=True)]))
-        if info.wgs84_bounds:
-            bound_elements.append(element("WGS84", [attribute(k, v) for k, v in
-                                                    zip(("west", "south", "east", "north"), info.wgs84_bounds,
-                                                        strict=True)]))
-            bound_elements.append(element("Footprint", [attribute("bbox", info.bbox)]))
-        if bound_elements:
-            out.append(element("Bounds", elements=bound_elements))
-        bands = []
-        for i in range(src.count):
-            index = i + 1
-            attrs = [attribute("index", index), attribute("dtype", src.dtypes[i]),
-                     attribute("description", src.descriptions[i] or "")]
-            if src.nodatavals[i] is not None:
-                attrs.append(attribute("nodata", src.nodatavals[i]))
-            if src.scales and src.scales[i] not in (None, 1.0):
-                attrs.append(attribute("scale", src.scales[i]))
-            if src.offsets and src.offsets[i] not in (None, 0.0):
-                attrs.append(attribute("offset", src.offsets[i]))
-            if src.units and src.units[i]:
-                attrs.append(attribute("units", src.units[i]))
-            with contextlib.suppress(Exception):
-                attrs.append(attribute("colorinterp", src.colorinterp[i].name))
-            band_tags = _tags_element("Tags", src.tags(index))
-            name = info.bands[i].name if i < len(info.bands) else f"band_{index}"
-            bands.append(element(name, attrs, [band_tags] if band_tags else None))
-        if bands:
-            out.append(element("Bands", elements=bands))
-    return out
-
-
-def iter_file(path: Path, chunk_size: int = 1024 * 1024) -> Iterator[bytes]:
-    """The bytes of ``path`` in chunks (closes the file at the end or when the consumer stops)."""
-    with open(path, "rb") as handle:
-        while True:
-            chunk = handle.read(chunk_size)
-            if not chunk:
-                return
-            yield chunk
-
-
-def is_hidden_temp(name: str) -> bool:
-    """Names of this server's own partial files in workspace folders (uploads and imports in flight)."""
-    return name.startswith(".") and name.endswith(".part")
-
-
-def safe_unlink(path: Path) -> None:
-    with contextlib.suppress(FileNotFoundError):
-        if path.is_dir() and not path.is_symlink():
-            import shutil
-
-            shutil.rmtree(path, ignore_errors=True)
-        else:
-            os.unlink(path)

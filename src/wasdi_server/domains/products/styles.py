@@ -56,13 +56,13 @@ from wasdi_sdk.atomic_files import replace_durably
 
 from ...dates import now_ms
 from ...errors import BadRequest, Forbidden, NoContent, NotFound, NotModified
-from ...nodes.identity import MAIN_NODE, is_main_node
 from ...paths import OpenedFile, inside, open_for_download, read_with_etag, safe_name, stage_bytes
 from ...providers.mapserver import MAX_SLD_BYTES
 from ...providers.wms.styles import RGBA, RasterStyle, parse_style
 from ...store import Collection
 from ..accounts.identity import User
 from ..accounts.sharing import WRITE, Resource, ShareOutcome, SharingService
+from ..platform.main_node import MAIN_NODE, is_main_node
 from .images import STYLES as STYLES_COLLECTION
 from .images import ImageService, Place, flag
 from .style_previews import ramp_png

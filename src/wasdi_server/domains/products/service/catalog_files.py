@@ -19,7 +19,7 @@ from ....errors import NotFound
 from ....files_beneath import NotRegularFile, open_folder_fd, open_regular, open_regular_fd, regular_files_below
 from ....paths import OpenedFile, not_a_regular_file
 from ...accounts.identity import User
-from .. import readers
+from .. import product_files, readers
 from .records import CHUNK, ProductRecords, check_product_name
 
 
@@ -56,7 +56,8 @@ class CatalogFiles(ProductRecords):
         workspace = self.workspaces.load(workspace_id)
         record = self.get(workspace["workspaceId"], path.name) or {}
         out: dict[str, Any] = {
-            "fileName": path.name, "friendlyName": record.get("productFriendlyName") or readers.stem_of(path.name),
+            "fileName": path.name,
+            "friendlyName": record.get("productFriendlyName") or product_files.stem_of(path.name),
             "style": record.get("style") or "",
         }
         try:
@@ -93,7 +94,7 @@ class CatalogFiles(ProductRecords):
             return OpenedFile(stream, info.st_size, name)
         opened: Callable[[], BinaryIO] = lambda: stream  # noqa: E731 - the .dim is already open
         return ZippedFiles([(opened, name), *_members_below(folder, f"{name[:-4]}.data")],
-                           f"{readers.stem_of(name)}.zip")
+                           f"{product_files.stem_of(name)}.zip")
 
 
 def _members_below(folder: Path, relative: str) -> list[tuple[Callable[[], BinaryIO], str]]:

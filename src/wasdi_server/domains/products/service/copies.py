@@ -19,7 +19,7 @@ from ....errors import BadRequest, NotFound
 from ....files_beneath import NotRegularFile, open_folder_fd, open_regular, regular_files_below
 from ....paths import not_a_regular_file
 from ...accounts.identity import User
-from .. import readers
+from .. import product_files
 from .ingestion import ProductIngestion
 from .records import CHUNK, check_product_name
 
@@ -68,7 +68,8 @@ class WorkspaceCopies(ProductIngestion):
         target = self.file_path(destination, file_name)
         target.parent.mkdir(parents=True, exist_ok=True)
         try:
-            copy_items(source, readers.sidecars(self.workspaces.folder(origin), file_name), target.parent, progress)
+            extras = product_files.sidecars(self.workspaces.folder(origin), file_name)
+            copy_items(source, extras, target.parent, progress)
         except NotRegularFile as e:
             raise not_a_regular_file(e) from None
         record = self.ingest_file(destination, file_name, style=source_record.get("style"),

@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ....messages import OK
 from ...accounts.identity import User
-from .. import readers
+from ...processes.ports import OK
+from .. import product_files
 from .records import ProductRecords, check_product_name
 
 
@@ -42,9 +42,9 @@ class ProductDeletion(ProductRecords):
         if delete_file:
             folder = self.workspaces.folder(workspace)
             path = self.file_path(workspace, record["fileName"])
-            for extra in readers.sidecars(folder, record["fileName"]):
-                readers.safe_unlink(extra)
-            readers.safe_unlink(path)
+            for extra in product_files.sidecars(folder, record["fileName"]):
+                product_files.safe_unlink(extra)
+            product_files.safe_unlink(path)
 
     def queue_delete_many(self, user: User, workspace_id: str | None, names: list[Any], delete_file: bool,
                           delete_layer: bool) -> str:

@@ -31,10 +31,10 @@ from typing import Any, Protocol
 from wasdi_sdk.units import human_size
 
 from ....errors import BadRequest, Conflict, Forbidden, NotFound, Unauthorized
-from ....messages import OK
 from ....providers.search.base import LinkFacts
 from ...accounts.identity import User
-from .. import readers
+from ...processes.ports import OK
+from .. import product_files
 from .records import ProductRecords, check_product_name, product_key
 
 DONE = "DONE"
@@ -189,7 +189,7 @@ class ProductImports(ProductRecords):
         facts = self.searched_links.facts_for_link(file_url) if self.searched_links is not None else None
         file_name = self.import_file_name(file_url, data.get("name"), facts)
         self.check_storage(user)
-        platform = (data.get("platform") or "").strip() or readers.infer_platform(data.get("name") or file_name)
+        platform = (data.get("platform") or "").strip() or product_files.infer_platform(data.get("name") or file_name)
         self.check_mission(user, platform)
         existing = self.get(workspace["workspaceId"], file_name)
         if existing is not None and import_source(file_url) in (existing.get(IMPORT_SOURCES) or ()):

@@ -20,7 +20,7 @@ from ....dates import now_ms
 from ....errors import BadRequest, NotFound
 from ....paths import inside
 from ...accounts.identity import User
-from .. import readers
+from .. import product_files, readers
 from .records import ProductRecords, check_product_name, product_key
 
 
@@ -68,11 +68,11 @@ class ProductIngestion(ProductRecords):
                 record = self.products.modify(key, change) or existing
             else:
                 old_metadata = None
-                stem = readers.stem_of(file_name)
+                stem = product_files.stem_of(file_name)
                 record = self.products.insert({
                     "productId": key, "workspaceId": workspace_id, "fileName": file_name, "name": stem,
                     "productFriendlyName": stem, "style": style or None, "description": None,
-                    "platform": platform or readers.infer_platform(file_name), "creationDate": stamp,
+                    "platform": platform or product_files.infer_platform(file_name), "creationDate": stamp,
                     "bands": bands, "bbox": bbox, "crs": info.crs, "readable": info.readable,
                     "format": info.driver, "fileSize": info.size, "lastUpdate": stamp,
                     "metadataFileCreated": False, "metadataFileReference": None, "metadataProcessId": None,

@@ -12,9 +12,9 @@ from typing import Any
 
 from ....dates import now_ms
 from ....errors import BadRequest, NotFound
-from ....messages import OK
 from ....providers.mapserver import MapServerError, PublishedLayer, new_layer_id
 from ...accounts.identity import User
+from ...processes.ports import OK
 from ...processes.processes import ACTIVE
 from .records import ProductRecords
 

@@ -17,7 +17,7 @@ from wasdi_sdk.atomic_files import write_atomic
 from ....errors import NotFound, ServerFailure
 from ...accounts.identity import User
 from ...processes.processes import ACTIVE
-from .. import readers
+from .. import metadata_trees
 from .imports import ITEM_PROPERTIES
 from .records import ProductRecords, product_key
 
@@ -62,8 +62,8 @@ class ProductMetadata(ProductRecords):
             raise
         item = (self.products.get(key) or {}).get(ITEM_PROPERTIES)
         if isinstance(item, dict) and item:  # what the catalogue said of the item the product was imported from
-            tree.setdefault("elements", []).append(readers.element(
-                "Catalogue item", [readers.attribute(str(k), str(v)) for k, v in sorted(item.items())]))
+            tree.setdefault("elements", []).append(metadata_trees.element(
+                "Catalogue item", [metadata_trees.attribute(str(k), str(v)) for k, v in sorted(item.items())]))
         self.metadata_root.mkdir(parents=True, exist_ok=True)
         reference = f"{uuid.uuid4()}.json"
         path = self._metadata_path(reference)

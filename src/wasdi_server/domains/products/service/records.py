@@ -27,15 +27,15 @@ from typing import TYPE_CHECKING, Any
 
 from ....dates import now_ms
 from ....errors import BadRequest, NotFound, ServerFailure
-from ....messages import Messages
 from ....paths import file_or_folder_for_reader, inside, safe_name
 from ....providers.mapserver import MapServer
 from ....providers.raster_reads import RasterReads, ReadJob, ReadRefused
 from ....store import Collection
 from ...accounts.identity import User
+from ...processes.ports import MessagePublisher
 from ...processes.processes import ProcessService
 from ...workspaces.workspaces import WorkspaceService
-from .. import readers
+from .. import metadata_trees, readers
 from ..missions import MissionService
 
 if TYPE_CHECKING:
@@ -65,7 +65,7 @@ class ProductRecords:
     """The records of products and layers, and the files a record owns (its metadata file, its layers)."""
 
     def __init__(self, products: Collection, layers: Collection, workspaces: WorkspaceService,
-                 processes: ProcessService, messages: Messages, subscriptions: SubscriptionService,
+                 processes: ProcessService, messages: MessagePublisher, subscriptions: SubscriptionService,
                  missions: MissionService, map_server: MapServer, settings: Settings, reads: RasterReads) -> None:
         self.products = products
         self.reads = reads
@@ -107,7 +107,7 @@ class ProductRecords:
     def read_metadata(self, workspace: dict[str, Any], path: Path) -> dict[str, Any]:
         """The metadata tree of ``path``, a file of ``workspace``'s folder, read by a boxed reader."""
         if not readers.rasterio_available():
-            return readers.metadata_tree(path)
+            return metadata_trees.metadata_tree(path)
         try:
             answer = self.reads.read(ReadJob("metadata", (str(path),)), read_only=(self.workspaces.folder(workspace),))
         except ReadRefused as e:
