@@ -27,9 +27,11 @@ if TYPE_CHECKING:
     from ..domains.workflows.workflows import WorkflowService
     from ..domains.workspaces.workspaces import WorkspaceService
     from ..messages import Messages
+    from ..nodes.app_install import AppInstaller
     from ..providers.mail import Mailer
     from ..settings import Settings
     from ..transfer.requests import TransferRequests
+    from .engines import Engine
 
 
 class OperationParts(Protocol):
@@ -68,8 +70,12 @@ class OperationParts(Protocol):
         """The search providers (an import's download may need a provider's credentials)."""
 
     @property
-    def apps(self) -> AppService:
+    def apps(self) -> AppService[Engine]:
         """The apps deployed and run."""
+
+    @property
+    def app_installer(self) -> AppInstaller | None:
+        """On a compute node, what installs its copies of the apps from the main node; else ``None``."""
 
     @property
     def app_environments(self) -> AppEnvironmentService:

@@ -15,7 +15,7 @@ import logging
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..paths import inside, remove_tree, safe_id
-from .app_install import MARKER
+from .app_install import MARKER, AppInstaller
 from .identity import NodeIdentity
 
 if TYPE_CHECKING:
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from ..domains.processes.processes import ProcessService
     from ..domains.products.styles import StyleService
     from ..domains.workspaces.workspaces import WorkspaceService
+    from ..launcher.engines import Engine
     from ..settings import Settings
 
 log = logging.getLogger("wasdi_server.nodes")
@@ -59,8 +60,12 @@ class CleanupParts(Protocol):
         """The style files this node copied."""
 
     @property
-    def apps(self) -> AppService:
-        """The apps installed here, and their records."""
+    def apps(self) -> AppService[Engine]:
+        """The apps' records."""
+
+    @property
+    def app_installer(self) -> AppInstaller | None:
+        """What installed the apps on this compute node (``None`` on the main node)."""
 
 
 def forget_user_here(services: CleanupParts, user_id: str) -> dict[str, int]:
@@ -89,7 +94,7 @@ def forget_user_here(services: CleanupParts, user_id: str) -> dict[str, int]:
 
 def _forget_unrecorded_apps(services: CleanupParts) -> int:
     """Apps installed on this node whose record is gone (deleted with their owner)."""
-    installer = services.apps.installer
+    installer = services.app_installer
     root = services.settings.app_environments_root
     if installer is None or not root.is_dir():
         return 0
