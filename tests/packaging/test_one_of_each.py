@@ -1,7 +1,7 @@
 """One of each mechanism in src/: a second hand-written LRU cache, size formatter, zip streamer, atomic write,
 folder fsync, main-node test or date conversion fails here, naming the file (issue 22, item 7).  The one of each:
 ``wasdi_server.bounded_cache``, ``wasdi_sdk.units``, ``wasdi_server.zip_streams``,
-``wasdi_sdk.atomic_files``, ``wasdi_server.nodes.identity.is_main_node``, ``wasdi_server.dates``, and
+``wasdi_sdk.atomic_files``, ``wasdi_server.domains.platform.main_node.is_main_node``, ``wasdi_server.dates``, and
 ``wasdi_server.files_beneath`` for opening a file of a user's folder without following links (issue 28)."""
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ RULES: list[tuple[str, str, set[str]]] = [
     ("a zip streamer", r"ZipFile\([^)]*\"w\"", {"wasdi_server/zip_streams.py", "wasdi_cli/commands/apps.py"}),
     ("an fsync of a folder", r"def fsync_(dir|folder|directory)\b", {"wasdi_sdk/atomic_files.py"}),
     ("an opener of users' files of its own", r"openat2|RESOLVE_BENEATH|O_NOFOLLOW", {"wasdi_server/files_beneath.py"}),
-    ("a main-node test", r"== MAIN_NODE|== \"wasdi\"|!= \"wasdi\"", {"wasdi_server/nodes/identity.py"}),
+    ("a main-node test", r"== MAIN_NODE|== \"wasdi\"|!= \"wasdi\"", {"wasdi_server/domains/platform/main_node.py"}),
     ("a date conversion", r"\b(fromtimestamp|strptime|fromisoformat|gmtime|time\.strftime)\(|datetime\.now\(",
      {"wasdi_server/dates.py", "wasdi_sdk/resources/subscriptions.py", "wasdi_sdk/_async/resources/subscriptions.py",
       "wasdi_sdk/search_query.py", "wasdi_cli/output.py", "wasdi_cli/commands/market.py",

@@ -7,7 +7,8 @@ from typing import Any
 
 from wasdi_sdk.models import PrimitiveResult, StyleSharingViewModel, StyleViewModel
 
-from ..domains.products.styles import MAX_STYLE_BYTES, check_description
+from ..domains.products.sld_documents import MAX_STYLE_BYTES
+from ..domains.products.styles import check_description
 from ..errors import BadRequest, NotModified
 from .answers import Answer, FileResult
 from .framework import Call, handles

@@ -8,9 +8,7 @@ lastUpdate}``; the SLD is ``<styles_root>/<name>.sld`` and its preview the ``sty
   letter, digit or ``_``, no ``..``, not ending in a dot or space (they end up in file names,
   map-server names and download headers); unique among all styles ignoring case (a taken name is a
   400 "The style's name is already used.");
-- an SLD is parsed with ``defusedxml`` (no entity expansion, no external references) and must be
-  well-formed XML whose root element is ``StyledLayerDescriptor`` (any namespace); else 400.  At most
-  1 MiB (``MAX_STYLE_BYTES``, what the map server reads);
+- an SLD must be a well-formed SLD document of at most 1 MiB (``sld_documents``); else 400;
 - read: public styles, the owner, users it is shared with, admins; write: the owner, ``write``
   sharings, admins (``SharingService``, resource type ``style``);
 - not modified (304): an SLD update whose content is byte-identical to the stored file changes
@@ -34,44 +32,33 @@ lastUpdate}``; the SLD is ``<styles_root>/<name>.sld`` and its preview the ``sty
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import os
 import re
-import tempfile
 import threading
 import uuid
-import xml.etree.ElementTree as StdElementTree
-import zipfile
-import zlib
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Protocol
-
-from defusedxml import DefusedXmlException
-from defusedxml import ElementTree as SafeElementTree
 
 from wasdi_sdk.atomic_files import replace_durably
 
 from ...dates import now_ms
 from ...errors import BadRequest, Forbidden, NoContent, NotFound, NotModified
 from ...paths import OpenedFile, inside, open_for_download, read_with_etag, safe_name, stage_bytes
-from ...providers.mapserver import MAX_SLD_BYTES
-from ...providers.wms.styles import RGBA, RasterStyle, parse_style
+from ...providers.wms.styles import parse_style
 from ...store import Collection
 from ..accounts.identity import User
 from ..accounts.sharing import WRITE, Resource, ShareOutcome, SharingService
 from ..platform.main_node import MAIN_NODE, is_main_node
 from .images import STYLES as STYLES_COLLECTION
 from .images import ImageService, Place, flag
+from .sld_documents import MAX_STYLE_BYTES, file_digest, parse_sld, preview_colors, sld_from_zip
 from .style_previews import ramp_png
 
 log = logging.getLogger("wasdi_server.styles")
 
 STYLE = "style"
-MAX_STYLE_BYTES = MAX_SLD_BYTES
-"""The largest SLD accepted: what the map server reads (1 MiB; SLD files are a few KiB)."""
 MAX_NAME_LENGTH = 100
 MAX_DESCRIPTION_LENGTH = 2000
 NAME_TAKEN = "The style's name is already used."
@@ -106,47 +93,6 @@ def check_description(text: str | None) -> str | None:
     if text is not None and len(text) > MAX_DESCRIPTION_LENGTH:
         raise BadRequest(f"the description is too long (at most {MAX_DESCRIPTION_LENGTH} characters)")
     return text
-
-
-def local_name(tag: Any) -> str:
-    return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
-
-
-def parse_sld(path: Path) -> StdElementTree.Element:
-    """The root of a well-formed SLD file, parsed safely; ``BadRequest`` otherwise."""
-    try:
-        tree = SafeElementTree.parse(str(path))
-    except DefusedXmlException as e:
-        raise BadRequest(f"the SLD is refused: {type(e).__name__}") from e
-    except (StdElementTree.ParseError, ValueError, UnicodeError) as e:
-        raise BadRequest(f"the SLD is not well-formed XML: {str(e)[:120]}") from e
-    root = tree.getroot()
-    if root is None or local_name(root.tag) != "StyledLayerDescriptor":
-        raise BadRequest("not an SLD: the root element must be StyledLayerDescriptor")
-    return root
-
-
-def preview_colors(style: RasterStyle) -> tuple[list[RGBA], bool]:
-    """The colours of a style's preview, and whether they blend (a ramp) or are classes: what the map
-    server draws with it, read from the same SLD by the same reader (``providers/wms/styles.py``).
-
-    A colour map: its colours, blended for a ramp; anything else (a channel selection, a style outside what
-    the map server draws): no colours, i.e. the default grey stretch.
-    """
-    if style.colour_map is None:
-        return [], True
-    return list(style.colour_map.colours), style.colour_map.kind == "ramp"
-
-
-def file_digest(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 16), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-READABLE_COMPRESSIONS = frozenset({zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA})
 
 
 class StyleService:
@@ -238,35 +184,8 @@ class StyleService:
         return doc
 
     def sld_from_zip(self, archive: Path) -> Path:
-        """The one ``.sld`` of a zip, copied to a temporary file (entry names never become paths)."""
-        self.staging.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(dir=self.staging, prefix=".unzip-", suffix=".sld")
-        out_path = Path(name)
-        try:
-            with os.fdopen(fd, "wb") as out, zipfile.ZipFile(archive) as zf:
-                entries = [i for i in zf.infolist() if not i.is_dir() and i.filename.lower().endswith(".sld")
-                           and "__MACOSX" not in i.filename and not i.filename.rsplit("/", 1)[-1].startswith("._")]
-                if len(entries) != 1:
-                    raise BadRequest(f"the zip must hold exactly one .sld file, it holds {len(entries)}")
-                if entries[0].file_size > MAX_STYLE_BYTES:
-                    raise BadRequest(f"the SLD is larger than {MAX_STYLE_BYTES} bytes")
-                if entries[0].compress_type not in READABLE_COMPRESSIONS:
-                    raise BadRequest("the zip uses a compression method this server cannot read")
-                size = 0
-                with zf.open(entries[0]) as source:
-                    for chunk in iter(lambda: source.read(1 << 16), b""):
-                        size += len(chunk)
-                        if size > MAX_STYLE_BYTES:
-                            raise BadRequest(f"the SLD is larger than {MAX_STYLE_BYTES} bytes")
-                        out.write(chunk)
-        except BadRequest:
-            out_path.unlink(missing_ok=True)
-            raise
-        except (zipfile.BadZipFile, zipfile.LargeZipFile, RuntimeError, zlib.error, EOFError, OSError,
-                ValueError) as e:
-            out_path.unlink(missing_ok=True)
-            raise BadRequest("the file is not a readable zip archive") from e
-        return out_path
+        """The one ``.sld`` of a zip, copied to a temporary file next to the styles."""
+        return sld_from_zip(archive, self.staging)
 
     def replace_file(self, user: User, style_id: str | None, upload: Path) -> None:
         """Replace the SLD with ``upload`` (consumed); ``NotModified`` when the content is the same."""
