@@ -9,7 +9,9 @@ each tree the script prints:
   ``--rounds`` runs, with the parts (import, create_app, first answer) beside it;
 * ``/wasdi/hello`` requests per second: both servers (``python -m wasdi_server serve``, ``--threads``
   threads) are loaded from this process over keep-alive connections, in interleaved rounds. The median of
-  the rounds is printed, and the after/before ratio is taken within each round;
+  the rounds is printed, and the after/before ratio is taken within each round. Beside it, the median
+  latency of one request at a time on one connection (``--latency-requests`` a round), which a busy
+  machine disturbs much less;
 * the sha256 of the OpenAPI document each server serves (``/openapi.json``) and of the endpoint catalogue
   (every ``wasdi_sdk.catalog`` endpoint as canonical JSON), which must be byte-identical.
 
@@ -37,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from server_overhead import free_port, is_greeting, load, request  # the same load as the overhead bench
+from server_overhead import free_port, is_greeting, latencies, load, request  # the overhead bench's load
 
 ROOT = Path(__file__).resolve().parents[1]
 START_TIMEOUT = 60.0
@@ -81,6 +83,7 @@ class Tree:
     src: Path
     starts: list[dict[str, float]] = field(default_factory=list)
     rates: list[float] = field(default_factory=list)
+    latencies: list[float] = field(default_factory=list)
     openapi: str = ""
     catalogue: str = ""
     endpoints: int = 0
@@ -159,6 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--requests", type=int, default=3000, help="/wasdi/hello requests per round and tree")
     parser.add_argument("--threads", type=int, default=4, help="server threads, and client connections")
+    parser.add_argument("--latency-requests", type=int, default=500, help="one-at-a-time requests per round")
     parser.add_argument("--noise", type=float, default=0.10, help="--check: the largest ratio off 1.0 allowed")
     parser.add_argument("--check", action="store_true")
     args = parser.parse_args(argv)
@@ -197,6 +201,7 @@ def main(argv: list[str] | None = None) -> int:
             for tree in trees if round_number % 2 == 0 else trees[::-1]:
                 tree.rates.append(load(tree.port, "/wasdi/hello", {}, args.requests, args.threads,
                                        warmup=args.threads * 50, check=is_greeting))
+                tree.latencies.extend(latencies(tree.port, "/wasdi/hello", {}, args.latency_requests))
             ratios.append(after.rates[-1] / before.rates[-1])
     finally:
         for tree in trees:
@@ -209,12 +214,12 @@ def main(argv: list[str] | None = None) -> int:
     print()
     width = max(len(t.name) for t in trees)
     print(f"{'':<{width}}  {'start (median)':>14}  {'import':>8}  {'create_app':>10}  {'1st answer':>10}  "
-          f"{'/wasdi/hello':>13}")
+          f"{'/wasdi/hello':>13}  {'one at a time':>13}")
     for tree in trees:
         parts = {k: statistics.median(s[k] for s in tree.starts) for k in tree.starts[0]}
         print(f"{tree.name:<{width}}  {parts['total'] * 1e3:11.0f} ms  {parts['import'] * 1e3:5.0f} ms  "
               f"{parts['create_app'] * 1e3:7.0f} ms  {parts['first answer'] * 1e3:7.1f} ms  "
-              f"{statistics.median(tree.rates):9.0f} rq/s")
+              f"{statistics.median(tree.rates):9.0f} rq/s  {statistics.median(tree.latencies) * 1e3:10.2f} ms")
     start_ratio = statistics.median(s["total"] for s in after.starts) / statistics.median(
         s["total"] for s in before.starts)
     rate_ratio = statistics.median(ratios)
@@ -222,6 +227,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"after / before, start time: {start_ratio:.3f}x (median of each tree's starts)")
     print(f"after / before, /wasdi/hello req/s: {rate_ratio:.3f}x (median of the per-round ratios; "
           f"rounds {min(ratios):.3f}x to {max(ratios):.3f}x)")
+    latency_ratio = statistics.median(after.latencies) / statistics.median(before.latencies)
+    print(f"after / before, /wasdi/hello latency one at a time: {latency_ratio:.3f}x (medians of "
+          f"{len(after.latencies)} requests each)")
     print()
     same = True
     for what, attr in (("OpenAPI document (/openapi.json)", "openapi"), ("endpoint catalogue", "catalogue")):
