@@ -30,6 +30,8 @@ run: $(VENV)/.stamp-run
 test: $(VENV)/.stamp-test
 	$(BIN)/ruff check src tests bench examples tools
 	$(BIN)/mypy --strict src/wasdi_sdk src/wasdi_server src/wasdi_cli src/wasdi_command_line
+	@# The layers: an import that points up (type-only ones too) fails here ([tool.importlinter] of pyproject.toml).
+	$(BIN)/lint-imports
 	@# Two stages: the quick tests (make test-quick's), then the slow ones (tests/conftest.py's SLOW).
 	$(PYTEST) -m 'not slow and not install' tests
 	$(PYTEST) -m 'slow and not install' tests
@@ -46,6 +48,7 @@ test-install: $(VENV)/.stamp-test
 
 lint: $(VENV)/.stamp-test
 	$(BIN)/ruff check src tests bench examples tools
+	$(BIN)/lint-imports
 
 typecheck: $(VENV)/.stamp-test
 	$(BIN)/mypy --strict src/wasdi_sdk src/wasdi_server src/wasdi_cli src/wasdi_command_line

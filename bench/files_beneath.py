@@ -22,7 +22,7 @@ from unittest import mock
 
 from wasdi_server import files_beneath
 from wasdi_server.files_beneath import open_regular
-from wasdi_server.services.paths import folder_size
+from wasdi_server.paths import folder_size
 from wasdi_server.transfer.confined_folder import Quota
 
 

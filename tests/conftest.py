@@ -15,8 +15,8 @@ from falcon import testing
 from wasdi_sdk import WasdiClient
 from wasdi_server import create_app, load_settings
 from wasdi_server.app import WasdiApp
+from wasdi_server.domains.accounts import passwords
 from wasdi_server.providers.mail import MaildirMailer
-from wasdi_server.services import passwords
 
 from .postgres import pg_database, pg_url  # noqa: F401  (fixtures: a real PostgreSQL database)
 

@@ -157,8 +157,8 @@ def create_first_admin(services: Any) -> None:
     """The first admin account, its password printed once (only while the store holds no user)."""
     if services.store.collection("users").count() != 0:
         return
+    from .domains.accounts.passwords import random_password
     from .management import accounts
-    from .services.passwords import random_password
 
     password = random_password()
     accounts.add(services, INITIAL_ADMIN, password, admin=True, name="Admin", surname="WASDI")
@@ -274,7 +274,7 @@ def start_sftp(settings: Settings, services: Any) -> Any:
     """The SFTP service of the upload accounts, listening (``None`` when ``sftp_enabled`` is false)."""
     if not settings.sftp_enabled:
         return None
-    from .services.login_throttle import LoginThrottle
+    from .domains.accounts.login_throttle import LoginThrottle
     from .transfer.sftp_server import SftpService
 
     logging.getLogger("asyncssh").setLevel(logging.WARNING)  # a line per packet otherwise; ours say who logs in

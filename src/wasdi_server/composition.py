@@ -9,6 +9,42 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .consoles import Notebooks
+from .domains.accounts.identity import UserService
+from .domains.accounts.login import LoginService
+from .domains.accounts.sessions import SessionService
+from .domains.accounts.sharing import SharingService
+from .domains.accounts.uploads import UploadAccountService
+from .domains.accounts.user_deletion import UserDeletion
+from .domains.admin.admin_lookups import AdminLookups
+from .domains.admin.admin_users import AdminUsers
+from .domains.admin.resource_types import ResourceTypes
+from .domains.apps.app_environments import AppEnvironmentService
+from .domains.apps.app_payments import AppPaymentService
+from .domains.apps.app_records import AppRecords
+from .domains.apps.app_store import AppStoreService
+from .domains.apps.apps import AppService
+from .domains.apps.param_templates import ParamTemplateService
+from .domains.apps.reviews import ReviewService
+from .domains.commerce.credits import CreditService
+from .domains.commerce.organizations import OrganizationService
+from .domains.commerce.projects import ProjectService
+from .domains.commerce.subscriptions import SubscriptionService
+from .domains.platform.main_node import MAIN_NODE
+from .domains.platform.metrics import MetricsRecorder, MetricsService
+from .domains.platform.nodes import NodeService
+from .domains.processes.process_cleaning import ProcessCleaning
+from .domains.processes.process_logs import ProcessLogService
+from .domains.processes.process_stats import ProcessStatistics
+from .domains.processes.processes import ProcessService
+from .domains.products.images import ImageService
+from .domains.products.maps import MapService
+from .domains.products.missions import MissionService
+from .domains.products.search import SearchService
+from .domains.products.service import ProductService
+from .domains.products.service.imports import DownloadSlots
+from .domains.products.styles import StyleService
+from .domains.workflows.workflows import WorkflowService
+from .domains.workspaces.workspaces import WorkspaceService
 from .json_reader import JsonReader
 from .launcher import (
     ops_apps,  # noqa: F401  (registers DEPLOYPROCESSOR, RUNPROCESSOR, ENVIRONMENTUPDATE ... : the apps)
@@ -18,6 +54,7 @@ from .launcher import (
 from .launcher.box.doors import DoorService
 from .launcher.box.proxy import OutboundProxy
 from .launcher.box.readers import ReaderPool
+from .launcher.engines import Engine, engine_for
 from .launcher.ops_apps import api_ports
 from .launcher.pool import Launcher
 from .messages import Messages, build_messages
@@ -26,55 +63,20 @@ from .nodes.app_install import AppInstaller
 from .nodes.client import NodeClient
 from .nodes.forwarding import Forwarder
 from .nodes.graphs import graph_reader
-from .nodes.identity import MAIN_NODE, NodeIdentity
+from .nodes.identity import NodeIdentity
 from .nodes.locator import PROCESS_NODES, ProcessLocator
 from .nodes.merges import Merges
 from .nodes.outbox import OUTBOX, Outbox
 from .nodes.propagation import Propagation
+from .paths import empty_folder
 from .providers.mail import MaildirMailer, Mailer, SmtpMailer
 from .providers.mapserver import make_map_server
 from .providers.package_index import PackageIndex
 from .providers.payments import PaymentProviders
 from .providers.search import SearchProviders
-from .services.admin_lookups import AdminLookups
-from .services.admin_users import AdminUsers
-from .services.app_environments import AppEnvironmentService
-from .services.app_payments import AppPaymentService
-from .services.app_records import AppRecords
-from .services.app_store import AppStoreService
-from .services.apps import AppService
-from .services.credits import CreditService
-from .services.identity import UserService
-from .services.images import ImageService
-from .services.intents import INTENTS, IntentLog
-from .services.login import LoginService
-from .services.maps import MapService
-from .services.metrics import MetricsRecorder, MetricsService
-from .services.missions import MissionService
-from .services.nodes import NodeService
-from .services.organizations import OrganizationService
-from .services.param_templates import ParamTemplateService
-from .services.paths import empty_folder
-from .services.process_cleaning import ProcessCleaning
-from .services.process_logs import ProcessLogService
-from .services.process_stats import ProcessStatistics
-from .services.processes import ProcessService
-from .services.products import ProductService
-from .services.products.imports import DownloadSlots
-from .services.projects import ProjectService
-from .services.resource_types import ResourceTypes
-from .services.reviews import ReviewService
-from .services.search import SearchService
-from .services.sessions import SessionService
-from .services.sharing import SharingService
-from .services.styles import StyleService
-from .services.subscriptions import SubscriptionService
-from .services.uploads import UploadAccountService
-from .services.user_deletion import UserDeletion
-from .services.workflows import WorkflowService
-from .services.workspaces import WorkspaceService
 from .settings import Settings
 from .store import Collection, SplitStore, Store, open_shared_store, open_store
+from .store.intents import INTENTS, IntentLog
 from .store.logs import RunLogs
 from .transfer import TransferRequests
 from .transfer.address import sftp_address
@@ -172,7 +174,7 @@ class Services:
     admin_users: AdminUsers
     metrics: MetricsService
     search: SearchService = field(init=False)
-    apps: AppService = field(init=False)
+    apps: AppService[Engine] = field(init=False)
     app_environments: AppEnvironmentService = field(init=False)
     login: LoginService = field(init=False)
     launcher: Launcher = field(init=False)
@@ -183,6 +185,8 @@ class Services:
     identity: NodeIdentity = field(default_factory=NodeIdentity)
     """This node of its deployment (``nodes.identity``)."""
     node_client: NodeClient | None = None
+    app_installer: AppInstaller | None = None
+    """On a compute node of a deployment: this node's copies of the main node's apps (``nodes.app_install``)."""
     forwarder: Forwarder | None = None
     """Sends the calls of a workspace held by another node there; ``None`` on a lone server."""
     merges: Merges = field(init=False)
@@ -381,7 +385,8 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
     products.searched_links = services.search
     products.download_slots = DownloadSlots(settings.import_downloads_per_provider)
     services.maps = MapService(c("layers"), workspaces, styles, map_server)
-    services.apps = AppService(app_records, settings, workspaces, processes, products)
+    services.apps = AppService(app_records, settings, workspaces, processes, products,
+                               lambda app_type: engine_for(app_type, settings))
     index = PackageIndex(settings.package_index_url, timeout=settings.package_index_timeout_seconds,
                          cache_seconds=settings.package_index_cache_seconds,
                          allowed_hosts=settings.import_allowed_hosts) if settings.package_index_url else None
@@ -429,7 +434,8 @@ def wire_nodes(services: Services, c: Callable[[str], Collection]) -> None:
             services.outbox = Outbox(c(OUTBOX), services.node_client, settings.data_dir / "outbox",
                                      services.sessions.open, services.sessions.close, services.store.atomic)
         else:
-            services.apps.installer = AppInstaller(identity, services.node_client, services.apps)
+            services.app_installer = AppInstaller(identity, services.node_client, services.apps)
+            services.apps.installer = services.app_installer
             if not settings.broker_url:  # built-in brokers: the main node's hears every node's messages
                 relay = MainNodeRelay(services.node_client, settings.broker_queue_messages,
                                       min_backoff=min(0.5, settings.broker_retry_seconds),

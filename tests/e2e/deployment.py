@@ -143,7 +143,7 @@ class Deployment:
         does it, with a cheap password hash (the hash records its own cost: speed changes, not behaviour);
         ``data_dir``: a data directory of its own, while the main node runs on its one."""
         code = ("import sys\nfrom wasdi_server.composition import build_services\n"
-                "from wasdi_server.services import passwords\n"
+                "from wasdi_server.domains.accounts import passwords\n"
                 "from wasdi_server.settings import load_settings\nfrom wasdi_server.management import accounts\n"
                 "passwords.SCRYPT_N = 2 ** 8\nservices = build_services(load_settings(data_dir=sys.argv[1]))\n"
                 "try:\n    for spec in sys.argv[2:]:\n        user, admin = spec.split('=')\n"

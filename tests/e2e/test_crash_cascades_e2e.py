@@ -22,7 +22,7 @@ from tests.server.user_estate import SLD
 
 from wasdi_server import load_settings
 from wasdi_server.composition import Services, build_services
-from wasdi_server.services.identity import User
+from wasdi_server.domains.accounts.identity import User
 
 pytestmark = pytest.mark.e2e
 

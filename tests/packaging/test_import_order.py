@@ -1,7 +1,9 @@
-"""No import cycle at run time: every module of the distribution imports cleanly in a fresh interpreter whatever
-module comes first, and the module-level imports between our modules form no cycle (the composition root sits
-above everything it wires; the search grammar below the services and the providers; ``wasdi-server`` shares
-its command-line code with ``wasdi`` through ``wasdi_command_line``, never through ``wasdi_cli``)."""
+"""No import cycle: every module of the distribution imports cleanly in a fresh interpreter whatever module comes
+first; the module-level imports between our modules form no cycle (the composition root sits above everything
+it wires; the search grammar below the services and the providers; ``wasdi-server`` shares its command-line
+code with ``wasdi`` through ``wasdi_command_line``, never through ``wasdi_cli``); and in the packages of
+``ACYCLIC`` no import at all, type-only ones included, closes a loop (the layers themselves are
+import-linter's: tests/packaging/test_layers.py)."""
 
 from __future__ import annotations
 
@@ -142,13 +144,77 @@ def test_the_module_level_imports_form_no_cycle() -> None:
     assert cycles == [], "\n".join(" -> ".join(c) for c in cycles[:10])
 
 
+ACYCLIC = ("wasdi_server", "wasdi_command_line")
+"""Packages with no import loop at all: every import counted, at run time, inside functions or for the type
+checker only (``if TYPE_CHECKING``), since a reader follows each of them just the same."""
+
+
+def strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The groups of modules that import each other round a loop (Tarjan's algorithm, without recursion)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == node:
+                        break
+                if len(group) > 1:
+                    groups.append(sorted(group))
+    return groups
+
+
+def test_strongly_connected_finds_a_loop_and_only_a_loop() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert strongly_connected(graph) == [["a", "b", "c"]]
+    assert strongly_connected({"a": {"b"}, "b": set()}) == []
+
+
+@pytest.mark.parametrize("package", ACYCLIC)
+def test_no_import_loop_type_only_imports_included(package: str) -> None:
+    import grimp
+
+    graph = grimp.build_graph(package, cache_dir=None)  # grimp counts `if TYPE_CHECKING` imports too
+    edges = {module: set(graph.find_modules_directly_imported_by(module)) for module in graph.modules}
+    assert len(edges) > 3
+    loops = strongly_connected(edges)
+    assert loops == [], "\n".join(" <-> ".join(loop) for loop in loops)
+
+
 def test_providers_never_import_the_services() -> None:
     offenders = {}
     for path in (SRC / "wasdi_server" / "providers").rglob("*.py"):
         name = module_name(path)
-        reached = {m for m in module_level_imports(path, name) if m.startswith("wasdi_server.services")}
+        reached = {m for m in module_level_imports(path, name) if m.startswith("wasdi_server.domains")}
         reached |= {node.module or "" for node in ast.walk(ast.parse(path.read_text())) if
-                    isinstance(node, ast.ImportFrom) and "services" in (node.module or "").split(".")}
+                    isinstance(node, ast.ImportFrom) and "domains" in (node.module or "").split(".")}
         if reached:
             offenders[name] = sorted(reached)
     assert offenders == {}

@@ -1,7 +1,7 @@
 """One of each mechanism in src/: a second hand-written LRU cache, size formatter, zip streamer, atomic write,
 folder fsync, main-node test or date conversion fails here, naming the file (issue 22, item 7).  The one of each:
 ``wasdi_server.bounded_cache``, ``wasdi_sdk.units``, ``wasdi_server.zip_streams``,
-``wasdi_sdk.atomic_files``, ``wasdi_server.nodes.identity.is_main_node``, ``wasdi_server.dates``, and
+``wasdi_sdk.atomic_files``, ``wasdi_server.domains.platform.main_node.is_main_node``, ``wasdi_server.dates``, and
 ``wasdi_server.files_beneath`` for opening a file of a user's folder without following links (issue 28)."""
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ RULES: list[tuple[str, str, set[str]]] = [
     ("a zip streamer", r"ZipFile\([^)]*\"w\"", {"wasdi_server/zip_streams.py", "wasdi_cli/commands/apps.py"}),
     ("an fsync of a folder", r"def fsync_(dir|folder|directory)\b", {"wasdi_sdk/atomic_files.py"}),
     ("an opener of users' files of its own", r"openat2|RESOLVE_BENEATH|O_NOFOLLOW", {"wasdi_server/files_beneath.py"}),
-    ("a main-node test", r"== MAIN_NODE|== \"wasdi\"|!= \"wasdi\"", {"wasdi_server/nodes/identity.py"}),
+    ("a main-node test", r"== MAIN_NODE|== \"wasdi\"|!= \"wasdi\"", {"wasdi_server/domains/platform/main_node.py"}),
     ("a date conversion", r"\b(fromtimestamp|strptime|fromisoformat|gmtime|time\.strftime)\(|datetime\.now\(",
      {"wasdi_server/dates.py", "wasdi_sdk/resources/subscriptions.py", "wasdi_sdk/_async/resources/subscriptions.py",
       "wasdi_sdk/search_query.py", "wasdi_cli/output.py", "wasdi_cli/commands/market.py",
@@ -55,7 +55,7 @@ def test_one_of_each(what: str, pattern: str, home: set[str]) -> None:
 def test_every_atomic_replace_goes_through_the_one_helper() -> None:
     # os.replace of a file that must survive a crash is atomic_files' (fsync, rename, fsync the folder); the others
     # swap whole folders (an app's files, staged beside them) or are the SFTP protocol's own rename.
-    allowed = {"wasdi_sdk/atomic_files.py", "wasdi_server/services/app_files.py",
+    allowed = {"wasdi_sdk/atomic_files.py", "wasdi_server/domains/apps/app_files.py",
                "wasdi_server/transfer/sftp_server.py"}
     users = sorted(path for path, text in sources().items() if "os.replace" in calls(text) and path not in allowed)
     assert users == []

@@ -11,7 +11,7 @@ from wasdi_server.dates import now_ms
 
 
 def make_app(server: Server, owner: Person, name: str, **fields: Any) -> dict[str, Any]:
-    """An app record with exactly the documented fields (services/app_records.py), overridable, stored."""
+    """An app record with exactly the documented fields (domains/apps/app_records.py), overridable, stored."""
     return server.services.store.collection("processors").insert(app_record(owner.user_id, name, **fields))
 
 

@@ -13,9 +13,9 @@ import rasterio
 from rasterio.transform import from_origin
 from tests.conftest import Person, Server
 
+from wasdi_server.domains.accounts.identity import User
 from wasdi_server.launcher.box.readers import ReaderPool
 from wasdi_server.providers.mapserver import LocalMapServer, StyleSource
-from wasdi_server.services.identity import User
 
 BBOX_4326 = "40.000000,10.000000,40.000000,11.000000,41.000000,11.000000,41.000000,10.000000,40.000000,10.000000"
 """The footprint string of ``make_geotiff(..., crs="EPSG:4326")``: lon 10..11, lat 40..41."""

@@ -151,7 +151,7 @@ TABLE: list[Row] = [
     Row("subscriptions.share_add", "subscription", "OWA",
         lambda sub: {"subscription": sub, "userId": EXTRA, "rights": "read"}),
     # removing the reader's sharing: the contract names owner, writer and admin, and the reader itself may
-    # drop its own sharing (as everywhere, services/sharing.py; DELETE /subscriptions/delete does the same)
+    # drop its own sharing (as everywhere, domains/accounts/sharing.py; DELETE /subscriptions/delete does the same)
     Row("subscriptions.share_delete", "subscription", "OWRA", lambda sub: {"subscription": sub, "userId": USERS["R"]}),
     Row("subscriptions.delete", "subscription", "OWRA", lambda sub: {"subscription": sub}),
     # projects, through their subscription (the one POST /subscriptions/add creates with it)
@@ -323,7 +323,7 @@ TABLE: list[Row] = [
         path=lambda pkg: {"payprov": "local"}),
     Row("credits.confirm_payment", "credit_checkout", "OWRSAN",
         path=lambda cs: {"payprov": "local", "CHECKOUT_SESSION_ID": cs}),
-    # paying for a subscription needs read access to it (services/subscriptions.py; the contract names no right)
+    # paying for a subscription needs read access to it (domains/commerce/subscriptions.py; the contract names no right)
     Row("subscriptions.payment_url", "subscription", "OWRA", lambda sub: {"subscription": sub},
         path=lambda sub: {"payprov": "local"}),
     Row("subscriptions.confirm_payment", "subscription_checkout", "OWRSAN",

@@ -12,7 +12,7 @@ from tests.conftest import Person, Server
 from tests.server.user_estate import build_estate, leftovers, owned_keys
 
 from wasdi_sdk.catalog import BY_NAME
-from wasdi_server.services.identity import User
+from wasdi_server.domains.accounts.identity import User
 
 ADMIN_ONLY = [ep for ep in BY_NAME.values() if ep.group == "admin" and ep.admin]
 SESSION = [ep for ep in BY_NAME.values() if ep.group == "admin" and ep.auth.value != "public"]
@@ -271,7 +271,7 @@ def test_this_node_records_its_own_metrics(server: Server, admin: Person) -> Non
 
 
 def test_metrics_recorder_runs_and_stops(server: Server) -> None:
-    from wasdi_server.services.metrics import MetricsRecorder
+    from wasdi_server.domains.platform.metrics import MetricsRecorder
 
     metrics = server.services.store.collection("metrics")
     metrics.delete(server.services.settings.node_code)

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from tests.app_support import LIBRARY, wheelhouse
 
+from wasdi_server.domains.apps.app_environments import parse_command
+from wasdi_server.domains.apps.requirements import package_spec, read_requirements
 from wasdi_server.launcher.engines import AppLayout, EngineError, engine_for
 from wasdi_server.launcher.engines.python_env import NAME_LOOKUP_HINT, PythonEngine
-from wasdi_server.launcher.engines.requirements import package_spec, read_requirements
-from wasdi_server.services.app_environments import parse_command
 from wasdi_server.settings import load_settings
 
 

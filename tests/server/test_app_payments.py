@@ -12,8 +12,8 @@ import pytest
 from tests.conftest import Person, Server
 from tests.server.app_fixtures import make_app, share_app
 
+from wasdi_server.domains.accounts.identity import User
 from wasdi_server.errors import BadRequest, Forbidden
-from wasdi_server.services.identity import User
 
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 BUY_DATE = "2026-11-23T10:00:00.000Z"

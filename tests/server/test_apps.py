@@ -18,10 +18,10 @@ import pytest
 from tests.app_support import HELLO_APP, app_settings, app_zip
 from tests.conftest import Person, Server
 
+from wasdi_server.domains.apps.app_records import processor_resource
 from wasdi_server.launcher import ops_apps
 from wasdi_server.launcher.box import Job
 from wasdi_server.launcher.engines import AppLayout, Launch
-from wasdi_server.services.app_records import processor_resource
 
 BASE = "http://testserver"
 ROLES = ("owner", "writer", "reader", "stranger", "admin")
@@ -311,7 +311,7 @@ def test_an_app_delete_a_crash_interrupted_is_finished_by_the_next_start(
         if point == "after the hooks":
             patch.setattr(apps.sharing, "remove_all", boom)
         else:
-            patch.setattr("wasdi_server.services.apps.shutil.rmtree", boom)
+            patch.setattr("wasdi_server.domains.apps.apps.shutil.rmtree", boom)
         with pytest.raises(Crash):
             apps.delete(server.services.sessions.resolve(people["owner"].token), hello["processorId"])
     server.close()

@@ -9,7 +9,7 @@ import time
 import pytest
 from tests.conftest import PASSWORD, Person, Server
 
-from wasdi_server.services.sessions import token_digest
+from wasdi_server.domains.accounts.sessions import token_digest
 
 INVALID_USER = {"userId": "", "boolValue": False}
 
@@ -308,7 +308,7 @@ def test_a_stranger_failing_cannot_lock_the_owner_out(server: Server, alice: Per
 
 
 def test_the_throttle_delay_grows_and_is_forgotten() -> None:
-    from wasdi_server.services.login_throttle import FORGET_AFTER_SECONDS, PAIR, LoginThrottle
+    from wasdi_server.domains.accounts.login_throttle import FORGET_AFTER_SECONDS, PAIR, LoginThrottle
 
     now = [1000.0]
     throttle = LoginThrottle(clock=lambda: now[0])
@@ -325,7 +325,7 @@ def test_the_throttle_delay_grows_and_is_forgotten() -> None:
 
 def test_login_rehashes_a_password_made_with_older_parameters(server: Server, alice: Person,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    from wasdi_server.services import passwords
+    from wasdi_server.domains.accounts import passwords
 
     users = server.services.store.collection("users")
     old_hash = users.get("alice@example.org")["passwordHash"]
@@ -337,7 +337,7 @@ def test_login_rehashes_a_password_made_with_older_parameters(server: Server, al
 
 
 def test_a_planted_hash_with_huge_parameters_is_refused_not_run() -> None:
-    from wasdi_server.services.passwords import verify_password
+    from wasdi_server.domains.accounts.passwords import verify_password
 
     assert verify_password("whatever1", "scrypt$1073741824$8$1$AAAA$AAAA") is False
 
@@ -375,7 +375,7 @@ def test_private_missions_owned_and_shared(tmp_path) -> None:
         assert [m["missionIndexValue"] for m in s.get("/auth/privatemissions", alice).json] == ["SECRET"]
         assert s.get("/auth/privatemissions", bob).json == []
         assert [m["indexvalue"] for m in s.get("/auth/config", bob).json["missions"]] == ["OPEN"]
-        from wasdi_server.services.sharing import Resource
+        from wasdi_server.domains.accounts.sharing import Resource
 
         s.services.sharing.share(s.services.users.active_user("alice@example.org"),
                                  Resource("mission", "SECRET", "alice@example.org", "Secret"), "bob@example.org")

@@ -17,8 +17,8 @@ from tests.server.app_fixtures import make_app
 from tests.server.snap import graph
 from tests.server.user_estate import SLD
 
-from wasdi_server.services import apps as apps_module
-from wasdi_server.services import workspaces as workspaces_module
+from wasdi_server.domains.apps import apps as apps_module
+from wasdi_server.domains.workspaces import workspaces as workspaces_module
 
 
 class Crash(Exception):

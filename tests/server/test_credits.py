@@ -126,7 +126,7 @@ def test_total_and_list_need_a_session(server: Server) -> None:
 
 def test_list_order_and_fields(server: Server, alice: Person, bob: Person) -> None:
     clock = iter(range(1_000, 100_000, 1_000))
-    import wasdi_server.services.credits as credits_module
+    import wasdi_server.domains.commerce.credits as credits_module
 
     original = credits_module.now_ms
     credits_module.now_ms = lambda: float(next(clock))

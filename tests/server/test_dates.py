@@ -9,9 +9,9 @@ from datetime import UTC, datetime
 import pytest
 
 from wasdi_server.dates import from_epoch_ms, iso_z, parse_epoch_ms, parse_utc
+from wasdi_server.domains.commerce.subscription_terms import parse_date as subscription_date
+from wasdi_server.domains.processes.process_stats import parse_instant as stats_instant
 from wasdi_server.search_grammar import parse_instant as search_instant
-from wasdi_server.services.process_stats import parse_instant as stats_instant
-from wasdi_server.services.subscriptions import parse_date as subscription_date
 
 JAN_5 = datetime(2024, 1, 5, 10, 14, 11, tzinfo=UTC)
 

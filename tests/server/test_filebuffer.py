@@ -28,8 +28,8 @@ from tests.server.geodata import (
 from tests.server.test_search import S2_JANUARY
 
 from wasdi_server.api.bodies import NUL_MESSAGE
+from wasdi_server.domains.products.search import item_product_name
 from wasdi_server.providers.search import SearchProviders, StacProvider
-from wasdi_server.services.search import item_product_name
 
 
 @pytest.fixture
@@ -432,7 +432,7 @@ def test_stopping_an_import_leaves_no_partial_file(server: Server, alice: Person
 
 def test_an_import_without_the_geo_extra_says_so(server: Server, alice: Person, ws: str, tif: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    from wasdi_server.services import readers
+    from wasdi_server.domains.products import readers
 
     monkeypatch.setattr(readers, "rasterio_available", lambda: False)
     source = imports_dir(server) / "scene.tif"

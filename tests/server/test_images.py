@@ -11,9 +11,9 @@ import httpx
 import pytest
 from tests.conftest import Person, Server
 
-from wasdi_server.services.identity import User
-from wasdi_server.services.images import MAX_IMAGE_BYTES
-from wasdi_server.services.sharing import Resource
+from wasdi_server.domains.accounts.identity import User
+from wasdi_server.domains.accounts.sharing import Resource
+from wasdi_server.domains.products.images import MAX_IMAGE_BYTES
 
 BASE = "http://testserver"
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64

@@ -9,8 +9,8 @@ import pytest
 
 from wasdi_server import load_settings
 from wasdi_server.composition import build_services
-from wasdi_server.services.intents import IntentLog
 from wasdi_server.store import open_store
+from wasdi_server.store.intents import IntentLog
 
 
 @pytest.fixture

@@ -26,9 +26,9 @@ from websockets.sync.client import connect as ws_connect
 
 from wasdi_server import descriptor_limit
 from wasdi_server.connection_budget import IDLE, STARTED, ConnectionBudget, address_key
+from wasdi_server.domains.accounts.login_throttle import LoginThrottle
 from wasdi_server.messages.access import Gatekeeper
 from wasdi_server.messages.broker import StompBroker
-from wasdi_server.services.login_throttle import LoginThrottle
 from wasdi_server.serving import make_server
 from wasdi_server.transfer.sftp_server import SftpService
 

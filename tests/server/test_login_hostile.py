@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from tests.conftest import PASSWORD, Person, Server
 
-from wasdi_server.services import passwords
+from wasdi_server.domains.accounts import passwords
 
 OFFICE = "198.51.100.7"
 """One address for everyone behind an office's NAT (or a reverse proxy)."""

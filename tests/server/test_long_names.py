@@ -18,7 +18,7 @@ from tests.conftest import Person, Server
 from tests.server.geodata import folder, new_workspace, wait_process
 
 from wasdi_server.launcher import operations
-from wasdi_server.services.paths import MAX_NAME_BYTES, hide_server_paths, name_bytes, temporary_name
+from wasdi_server.paths import MAX_NAME_BYTES, hide_server_paths, name_bytes, temporary_name
 
 OMEGAS = "Ω" * 204
 """204 characters, 408 bytes."""

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from wasdi_server.services import passwords
+from wasdi_server.domains.accounts import passwords
 
 OWASP_EQUIVALENTS = {(2**17, 8, 1), (2**16, 8, 2), (2**15, 8, 3), (2**14, 8, 5), (2**13, 8, 10)}
 """The scrypt settings OWASP's password storage guidance lists as giving the same protection."""

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from tests.png_decoding import decode_png
 
+from wasdi_server.domains.products.style_previews import ramp_png
 from wasdi_server.png import encode_pixels, encode_png
-from wasdi_server.services.png import ramp_png
 
 
 def test_bytes_and_arrays_encode_the_same_exact_pixels() -> None:

@@ -13,8 +13,8 @@ from tests.box_jobs import python_job
 from tests.conftest import Person, Server
 from tests.server.app_fixtures import make_app
 
+from wasdi_server.domains.accounts.identity import User
 from wasdi_server.launcher import OPERATIONS, OperationContext, OperationFailed
-from wasdi_server.services.identity import User
 
 
 def user_of(server: Server, who: Person) -> User:

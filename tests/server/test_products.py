@@ -29,7 +29,7 @@ from tests.server.geodata import (
     wait_process,
 )
 
-from wasdi_server.services import readers
+from wasdi_server.domains.products import product_files
 
 
 @pytest.fixture
@@ -548,7 +548,7 @@ def test_sidecars_of_known_formats(tmp_path: Path, name: str, present: list[str]
             (tmp_path / other).mkdir()
         else:
             (tmp_path / other).write_bytes(b"s")
-    assert sorted(p.name for p in readers.sidecars(tmp_path, name)) == expected
+    assert sorted(p.name for p in product_files.sidecars(tmp_path, name)) == expected
 
 
 def test_no_bad_input_is_a_500(server: Server, alice: Person, ws: str, tif: Path) -> None:

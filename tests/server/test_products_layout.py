@@ -1,11 +1,11 @@
-"""services/products is split by concern: one module per concern, each under 400 lines, composed into the one
+"""domains/products/service is split by concern: one module per concern, each under 400 lines, composed into the one
 ``ProductService`` the rest of the server calls."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import wasdi_server.services.products as products
+import wasdi_server.domains.products.service as products
 
 CONCERNS = {"records", "ingestion", "metadata", "deletion", "copies", "imports", "layers", "catalog_files"}
 

@@ -1,5 +1,5 @@
 """The session an app run gets reaches its own workspace and its own process records, nothing else of its
-caller's account (services/run_scope.py), and only the request gate that enforces the scope accepts it."""
+caller's account (domains/processes/run_scope.py), and only the request gate that enforces the scope accepts it."""
 
 from __future__ import annotations
 
@@ -59,8 +59,8 @@ def test_nothing_else_of_the_account(server: Server, alice: Person, scene: dict[
     ("processes.get", {"procws": "foreign"}), ("processors.add_log", {"processworkspace": "sibling"}),
 ])
 def test_the_gate_refuses(server: Server, scene: dict[str, Any], endpoint: str, params: dict[str, str]) -> None:
+    from wasdi_server.domains.processes import run_scope
     from wasdi_server.errors import Forbidden
-    from wasdi_server.services import run_scope
 
     values = {name: scene.get(value, value) for name, value in params.items()}
     with pytest.raises(Forbidden, match="only its own workspace"):
@@ -76,7 +76,7 @@ def test_places_that_do_not_enforce_a_scope_refuse_a_run_session(server: Server,
 
 
 def test_an_app_the_operator_allows_gets_its_callers_whole_account() -> None:
-    from wasdi_server.services.run_scope import ACCOUNT, WORKSPACE, scope_name
+    from wasdi_server.domains.processes.run_scope import ACCOUNT, WORKSPACE, scope_name
 
     assert scope_name(["mosaicker"], "mosaicker") == ACCOUNT
     assert scope_name(["mosaicker"], "other") == WORKSPACE

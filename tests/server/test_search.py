@@ -412,7 +412,7 @@ def test_mission_access(tmp_path: Path) -> None:
         assert s.get("/search/query", bob, query=secret).text == "null"
         assert s.post("/search/querylist", bob, json=[S2_JANUARY, secret]).text == "null"  # one denied: all fail
         assert s.post("/search/query/countlist", bob, json=[S2_JANUARY, secret]).json == -1
-        from wasdi_server.services.sharing import Resource
+        from wasdi_server.domains.accounts.sharing import Resource
 
         s.services.sharing.share(s.services.users.active_user("alice@example.org"),
                                  Resource("mission", "SECRET", "alice@example.org", "Secret"), "bob@example.org")

@@ -14,7 +14,7 @@ import pytest
 from tests.conftest import Person, Server
 from tests.png_decoding import decode_png
 
-from wasdi_server.services.styles import MAX_STYLE_BYTES
+from wasdi_server.domains.products.sld_documents import MAX_STYLE_BYTES
 
 BASE = "http://testserver"
 

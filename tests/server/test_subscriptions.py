@@ -12,9 +12,9 @@ import pytest
 from tests.conftest import Person, Server
 
 from wasdi_server.dates import iso_z_ms as iso_from_ms
+from wasdi_server.domains.commerce.subscription_terms import DAY_MS, parse_date
 from wasdi_server.errors import BadRequest
 from wasdi_server.providers.payments.base import CheckoutRequest, CheckoutSession, PaymentError
-from wasdi_server.services.subscriptions import DAY_MS, parse_date
 
 ISO = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
 LIST_FIELDS = {"subscriptionId", "ownerUserId", "name", "typeId", "typeName", "startDate", "endDate", "reason",

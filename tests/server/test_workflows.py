@@ -20,8 +20,8 @@ from tests.server.geodata import make_geotiff, new_workspace, share, upload, wai
 from tests.server.snap import graph, hide_gpt, install_gpt
 
 from wasdi_sdk.catalog import ENDPOINTS, Endpoint
+from wasdi_server.domains.workflows.snap_graphs import MAX_GRAPH_BYTES
 from wasdi_server.management import channel
-from wasdi_server.services.snap_graphs import MAX_GRAPH_BYTES
 
 BASE = "http://testserver"
 GRAPH = graph()
@@ -490,7 +490,7 @@ def test_run_matrix_needs_workflow_read_and_workspace_write(server: Server, http
 
 def test_run_checks_the_storage_quota(server: Server, http: httpx.Client, alice: Person, input_ws: str,
                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    from wasdi_server.services import products
+    from wasdi_server.domains.products import service as products
 
     monkeypatch.setitem(products.STORAGE_CAPS, "FREE", 1)
     monkeypatch.setitem(products.STORAGE_CAPS, "NONE", 1)

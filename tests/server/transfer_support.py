@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 import asyncssh
 from tests.conftest import Person, Server
 
-from wasdi_server.services.login_throttle import LoginThrottle
+from wasdi_server.domains.accounts.login_throttle import LoginThrottle
 from wasdi_server.transfer.sftp_server import SftpService
 
 T = TypeVar("T")

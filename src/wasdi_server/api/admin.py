@@ -18,7 +18,7 @@ from wasdi_sdk.models import (
     WorkspaceListInfoViewModel,
 )
 
-from ..services.admin_lookups import require_admin
+from ..domains.admin.admin_lookups import require_admin
 from .answers import Answer
 from .framework import Call, handles
 

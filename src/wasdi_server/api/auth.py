@@ -15,8 +15,8 @@ from wasdi_sdk.models import (
     UserViewModel,
 )
 
+from ..domains.accounts.sessions import DISABLED_AUTH_USER
 from ..errors import BadRequest, Unauthorized
-from ..services.sessions import DISABLED_AUTH_USER
 from ..settings import Settings
 from . import session_cookie
 from .framework import Call, handles

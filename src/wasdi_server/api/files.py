@@ -20,8 +20,8 @@ from typing import Any
 
 from wasdi_sdk.models import PrimitiveResult
 
+from ..domains.products.service import ZippedFiles
 from ..errors import BadRequest
-from ..services.products import ZippedFiles
 from ..zip_streams import zip_chunks
 from .answers import FileResult
 from .framework import Call, handles

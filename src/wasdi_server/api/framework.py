@@ -19,8 +19,8 @@ from falcon import uri
 
 from wasdi_sdk.catalog import BY_NAME, Auth, Endpoint, Param, ParamType
 
+from ..domains.processes import run_scope
 from ..errors import BadRequest, DomainError, ServerFailure, Unauthorized
-from ..services import run_scope
 from ..store import StoreUnavailableError, TextWithNulError
 from .answer_cache import AnswerCache, answer_key
 from .answers import Answer, failure, success
@@ -29,7 +29,7 @@ from .host_header import canonical_prefix
 
 if TYPE_CHECKING:
     from ..composition import Services
-    from ..services.identity import User
+    from ..domains.accounts.identity import User
 
 log = logging.getLogger("wasdi_server")
 
@@ -226,7 +226,9 @@ class EndpointResource:
             forwarder = self.services.forwarder
             node = forwarder.node_of(call) if forwarder is not None else None
             if forwarder is not None and node is not None:  # it runs on its workspace's node (nodes/forwarding.py)
-                answer = forwarder.relay(call, node)
+                relayed = forwarder.relay(call, node)
+                answer = Answer(relayed.status, relayed.body, relayed.media_type, relayed.stream, relayed.length,
+                                relayed.headers)
             else:
                 # A run's narrowed answers are neither served from nor kept in its caller's cache.
                 cached_by = CACHED_BY.get(ep.name) if call.scope is None else None

@@ -18,8 +18,8 @@ from falcon.media.multipart import MultipartForm
 
 from wasdi_sdk.models import PrimitiveResult
 
+from ..domains.products.images import MAX_IMAGE_BYTES, image_extension
 from ..errors import BadRequest
-from ..services.images import MAX_IMAGE_BYTES, image_extension
 from .answers import Answer
 from .content_disposition import content_disposition
 from .framework import Call, handles

@@ -1,6 +1,6 @@
 """The map layers the local map server draws, outside the catalogue (the contract has no map calls).
 
-- ``GET /wms``: the OGC WMS of the published layers (``services/maps.py``); a published band's
+- ``GET /wms``: the OGC WMS of the published layers (``domains/products/maps.py``); a published band's
   ``geoserverUrl`` points here.  Failures answer a ServiceExceptionReport (400; 401 without a session),
   never an image and never a 500.
 - ``GET /layers/{layerId}.png``: a layer's whole-extent preview image.  Failures answer

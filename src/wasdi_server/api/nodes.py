@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from wasdi_sdk.models import NodeFullViewModel, NodeSharingViewModel, NodeViewModel, PrimitiveResult
 
-from ..services.sharing import DONE
+from ..domains.accounts.sharing import DONE
 from .framework import Call, handles
 
 

@@ -43,8 +43,8 @@ from ..consoles.proxy import (
     lab_headers,
     split_cookies,
 )
+from ..domains.accounts.sessions import SESSION_COOKIE
 from ..errors import DomainError
-from ..services.sessions import SESSION_COOKIE
 from ..serving import TAKE_CONNECTION
 from .answers import to_json_bytes
 from .host_header import split_host

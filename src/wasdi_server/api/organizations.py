@@ -12,7 +12,7 @@ from wasdi_sdk.models import (
     WasdiModel,
 )
 
-from ..services.sharing import DONE
+from ..domains.accounts.sharing import DONE
 from .framework import Call, handles
 
 

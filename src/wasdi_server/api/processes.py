@@ -14,9 +14,9 @@ from wasdi_sdk.models import (
     ProcessWorkspaceViewModel,
 )
 
+from ..domains.processes.process_stats import filtered
+from ..domains.processes.processes import LAST_LIMIT, ProcessService
 from ..errors import BadRequest
-from ..services.process_stats import filtered
-from ..services.processes import LAST_LIMIT, ProcessService
 from .framework import Call, handles
 
 MAX_IDS = 1000

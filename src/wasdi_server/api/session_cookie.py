@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import falcon
 
-from ..services.sessions import SESSION_COOKIE, token_from_cookies
+from ..domains.accounts.sessions import SESSION_COOKIE, token_from_cookies
 
 if TYPE_CHECKING:
     from .framework import Call

@@ -7,8 +7,9 @@ from typing import Any
 
 from wasdi_sdk.models import PrimitiveResult, StyleSharingViewModel, StyleViewModel
 
+from ..domains.products.sld_documents import MAX_STYLE_BYTES
+from ..domains.products.styles import check_description
 from ..errors import BadRequest, NotModified
-from ..services.styles import MAX_STYLE_BYTES, check_description
 from .answers import Answer, FileResult
 from .framework import Call, handles
 from .images import receive_file

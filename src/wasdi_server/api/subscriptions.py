@@ -11,8 +11,8 @@ from wasdi_sdk.models import (
     SuccessResponse,
 )
 
+from ..domains.accounts.sharing import DONE
 from ..errors import Forbidden
-from ..services.sharing import DONE
 from .framework import Call, handles
 from .organizations import sent
 

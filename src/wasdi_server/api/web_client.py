@@ -20,7 +20,7 @@ from wasdi_sdk.models.events import BrokerAddress
 
 from ..errors import BadRequest
 from ..messages import broker_address
-from ..services.paths import inside
+from ..paths import inside
 from ..settings import Settings
 from .framework import LEGACY_BASE_PATH
 from .layers import WMS_ROUTE

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from wasdi_sdk.models import PrimitiveResult, SnapWorkflowViewModel, WorkflowSharingViewModel
 
+from ..domains.workflows.snap_graphs import MAX_GRAPH_BYTES
 from ..errors import NotModified
-from ..services.snap_graphs import MAX_GRAPH_BYTES
 from .answers import Answer, FileResult
 from .framework import Call, handles
 from .images import receive_file

@@ -23,10 +23,10 @@ from ..messages import KO, OK
 from .lab import Lab, LabPlan, remove_leftovers
 
 if TYPE_CHECKING:
+    from ..domains.accounts.identity import User
+    from ..domains.accounts.sessions import SessionService
+    from ..domains.workspaces.workspaces import WorkspaceService
     from ..messages import Messages
-    from ..services.identity import User
-    from ..services.sessions import SessionService
-    from ..services.workspaces import WorkspaceService
     from ..settings import Settings
 
 log = logging.getLogger("wasdi_server.notebooks")

@@ -20,8 +20,8 @@ from http.cookies import CookieError, SimpleCookie
 
 import httpx
 
+from ..domains.accounts.sessions import SESSION_COOKIE
 from ..launcher.box.doors import splice
-from ..services.sessions import SESSION_COOKIE
 from .lab import Lab
 
 LAB_COOKIE = "wasdi_lab"

@@ -9,14 +9,97 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .box import Box, Job, Outcome
 from .box.box import TRAMPOLINE
-from .box.doors import RunIdentity
+from .box.doors import DoorService, RunIdentity
 
 if TYPE_CHECKING:
-    from ..composition import Services
+    from ..domains.accounts.sessions import SessionService
+    from ..domains.accounts.uploads import UploadAccountService
+    from ..domains.apps.app_environments import AppEnvironmentService
+    from ..domains.apps.apps import AppService
+    from ..domains.processes.process_logs import ProcessLogService
+    from ..domains.processes.processes import ProcessService
+    from ..domains.products.search import SearchService
+    from ..domains.products.service import ProductService
+    from ..domains.workflows.workflows import WorkflowService
+    from ..domains.workspaces.workspaces import WorkspaceService
+    from ..messages import Messages
+    from ..nodes.app_install import AppInstaller
+    from ..providers.mail import Mailer
+    from ..settings import Settings
+    from ..transfer.requests import TransferRequests
+    from .engines import Engine
+
+
+class OperationParts(Protocol):
+    """What the launcher and its operations use of the server (the composition root's ``Services`` has them)."""
+
+    @property
+    def settings(self) -> Settings:
+        """Folders, limits and timeouts."""
+
+    @property
+    def processes(self) -> ProcessService:
+        """The process records the operations move through their states."""
+
+    @property
+    def process_logs(self) -> ProcessLogService:
+        """The runs' logs."""
+
+    @property
+    def messages(self) -> Messages:
+        """What the workspaces' clients hear of the operations."""
+
+    @property
+    def sessions(self) -> SessionService:
+        """The sessions an app run is given."""
+
+    @property
+    def workspaces(self) -> WorkspaceService:
+        """The workspaces the operations work in, and their folders."""
+
+    @property
+    def products(self) -> ProductService:
+        """The products the operations import, copy, publish and delete."""
+
+    @property
+    def search(self) -> SearchService:
+        """The search providers (an import's download may need a provider's credentials)."""
+
+    @property
+    def apps(self) -> AppService[Engine]:
+        """The apps deployed and run."""
+
+    @property
+    def app_installer(self) -> AppInstaller | None:
+        """On a compute node, what installs its copies of the apps from the main node; else ``None``."""
+
+    @property
+    def app_environments(self) -> AppEnvironmentService:
+        """The apps' environments changed."""
+
+    @property
+    def workflows(self) -> WorkflowService:
+        """The workflows whose graphs run."""
+
+    @property
+    def uploads(self) -> UploadAccountService:
+        """The SFTP upload accounts products are copied to."""
+
+    @property
+    def transfers(self) -> TransferRequests:
+        """The FTP exports asked for."""
+
+    @property
+    def mailer(self) -> Mailer:
+        """Where a user is told an app run ended."""
+
+    @property
+    def door_proxy(self) -> DoorService | None:
+        """The outbound proxy behind a boxed run's proxy door; ``None``: no proxy door."""
 
 
 class OperationStopped(Exception):
@@ -37,10 +120,10 @@ class OperationFailed(Exception):
 
 @dataclass
 class OperationContext:
-    """One running operation: its record, its parameter, the services, and its stop signal."""
+    """One running operation: its record, its parameter, the parts of the server it uses, and its stop signal."""
 
     record: dict[str, Any]
-    services: Services
+    services: OperationParts
     stop_event: threading.Event = field(default_factory=threading.Event)
 
     @property

@@ -20,15 +20,16 @@ from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..domains.apps.apps import NOTIFY_FIELD
+from ..domains.apps.engines import AppLayout, EngineError
+from ..domains.processes.processes import DONE, STOPPED, TERMINAL
+from ..domains.processes.run_scope import run_scope
 from ..nodes.app_install import AppNotInstallable
 from ..providers.mail import send_quietly
-from ..services.apps import NOTIFY_FIELD
-from ..services.processes import DONE, STOPPED, TERMINAL
-from ..services.run_scope import run_scope
 from .box import Box, BoxUnavailable, Job
 from .box.doors import RunIdentity
 from .box.job import MB
-from .engines import AppLayout, EngineError, Launch
+from .engines import Launch
 from .operations import OperationContext, OperationFailed, OperationStopped, OperationTimedOut, operation
 
 SECONDS_PER_MINUTE = 60.0
@@ -100,7 +101,7 @@ def _build(ctx: OperationContext, title: str) -> bool:
 
 def _install_copy(ctx: OperationContext, doc: dict[str, Any], *, force: bool) -> None:
     """On a compute node: this node's copy of the app, installed from the main node (``nodes.app_install``)."""
-    installer = ctx.services.apps.installer
+    installer = ctx.services.app_installer
     if installer is None or (not force and installer.is_current(doc)):
         return
     session = ctx.services.sessions.open(str(ctx.record["userId"]))
@@ -215,7 +216,8 @@ def run_app(ctx: OperationContext) -> bool:
     parameters = scratch / "params.json"
     parameters.write_text(json.dumps(ctx.record.get("parameter") or {}), encoding="utf-8")
     user_id = str(ctx.record["userId"])
-    session = services.sessions.open(user_id, scope=run_scope(services, doc, ctx))
+    session = services.sessions.open(user_id, scope=run_scope(services.settings.app_account_scope_apps, doc,
+                                                                    ctx.workspace_id, ctx.process_id))
     minutes = int(doc.get("minuteTimeout") or 0)
     ceiling = services.settings.app_max_minutes
     box = Box.from_settings(services.settings, proxy=services.door_proxy)

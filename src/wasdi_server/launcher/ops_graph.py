@@ -18,9 +18,9 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from ..domains.workflows.snap_graphs import render_run_graph
 from ..errors import DomainError
 from ..messages import OK
-from ..services.snap_graphs import render_run_graph
 from .box import Box, BoxUnavailable, Job
 from .box.system import interpreter_paths
 from .operations import OperationContext, OperationFailed, OperationTimedOut, operation

@@ -9,7 +9,7 @@ DOWNLOAD fetches ``fileUrl``: ``http``/``https`` streamed with httpx through the
 (``providers/outbound.py``: no loopback or private addresses unless allowed, redirects judged hop by hop;
 a non-200 answer fails), ``file://`` copied from an allowed folder; both into a hidden partial file in the
 workspace folder that is put into place only when complete, never over another file (see
-``services/products/imports.py``).  A dropped connection is continued with an HTTP range from the bytes already
+``domains/products/service/imports.py``).  A dropped connection is continued with an HTTP range from the bytes already
 received (``If-Range`` on the first answer's validator; ``import_resume_attempts`` times), the bytes are checked
 against the item's ``file:checksum`` or the answer's ``Content-MD5`` where either is known, and at most
 ``import_downloads_per_provider`` imports of one provider download at once.  Progress goes to ``progressPerc``
@@ -28,17 +28,17 @@ from pathlib import Path
 from typing import Any
 
 from ..dates import now_ms
+from ..domains.products import readers
+from ..domains.products.service import CHUNK, copy_item
+from ..domains.products.service.imports import expected_digest
 from ..errors import DomainError
 from ..messages import OK
+from ..paths import temporary_name
 from ..providers.mapserver import MapServerError
 from ..providers.outbound import OutboundPolicy, OutboundRefused, open_stream, redact
 from ..providers.search import SearchProviders
 from ..providers.search.base import DownloadAuth
 from ..providers.search.credentials import CredentialsError
-from ..services import readers
-from ..services.paths import temporary_name
-from ..services.products import CHUNK, copy_item
-from ..services.products.imports import expected_digest
 from .operations import OperationContext, OperationFailed, operation
 
 Handler = Callable[[OperationContext], bool | None]

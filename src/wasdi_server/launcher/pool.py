@@ -15,17 +15,21 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..services.background import Periodic
-from ..services.paths import hide_server_paths
-from ..services.processes import CREATED, DONE, ERROR, READY, RUNNING, STOPPED, TERMINAL, WAITING
+from ..background import Periodic
+from ..domains.processes.processes import CREATED, DONE, ERROR, READY, RUNNING, STOPPED, TERMINAL, WAITING
+from ..paths import hide_server_paths
 from .box import kernel_support
 from .box.cgroups import remove_leftovers, runs_folder
-from .operations import OPERATIONS, OperationContext, OperationFailed, OperationStopped, end_leftover_run
-
-if TYPE_CHECKING:
-    from ..composition import Services
+from .operations import (
+    OPERATIONS,
+    OperationContext,
+    OperationFailed,
+    OperationParts,
+    OperationStopped,
+    end_leftover_run,
+)
 
 log = logging.getLogger("wasdi_server.launcher")
 RESTART_MESSAGE = "interrupted by a server restart"
@@ -42,7 +46,7 @@ def _kill_leftover(record: dict[str, Any]) -> None:
 class Launcher:
     """Takes CREATED operations out of the store and runs their handlers in worker threads."""
 
-    def __init__(self, services: Services, workers: int, poll_seconds: float = 0.5) -> None:
+    def __init__(self, services: OperationParts, workers: int, poll_seconds: float = 0.5) -> None:
         self.services = services
         self.workers = max(1, workers)
         self.poll_seconds = poll_seconds

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..domains.accounts.identity import ADMIN, normalise_user_id
+from ..domains.accounts.passwords import hash_password, password_problem, random_password
 from ..errors import BadRequest, NotFound
-from ..services.identity import ADMIN, normalise_user_id
-from ..services.passwords import hash_password, password_problem, random_password
 
 if TYPE_CHECKING:
     from ..composition import Services

@@ -11,16 +11,37 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from .address import broker_address, builtin_port
 from .exchange import Exchange
 from .publisher import KO, OK, Message, Messages, Publisher
 
 if TYPE_CHECKING:
-    from ..composition import Services
+    from ..domains.accounts.sessions import SessionService
+    from ..domains.workspaces.workspaces import WorkspaceService
     from ..settings import Settings
     from .broker import StompBroker
+
+
+class ListenerParts(Protocol):
+    """What the built-in broker's listener is built from: the publisher it serves, and who may hear what."""
+
+    @property
+    def settings(self) -> Settings:
+        """Where to listen, the origins allowed, the connection budgets."""
+
+    @property
+    def messages(self) -> Messages:
+        """The publisher whose built-in backend the listener serves."""
+
+    @property
+    def sessions(self) -> SessionService:
+        """Who is connecting."""
+
+    @property
+    def workspaces(self) -> WorkspaceService:
+        """Whether they may hear a workspace."""
 
 
 def build_messages(settings: Settings) -> Messages:
@@ -46,16 +67,16 @@ def local_exchange(backend: Publisher) -> Exchange | None:
     return None
 
 
-def start_listener(services: Services, *, host: str | None = None, port: int | None = None) -> StompBroker | None:
+def start_listener(parts: ListenerParts, *, host: str | None = None, port: int | None = None) -> StompBroker | None:
     """Start the built-in broker's listener when the built-in backend is in use (``None`` with RabbitMQ)."""
-    backend = local_exchange(services.messages.backend)
+    backend = local_exchange(parts.messages.backend)
     if backend is None:
         return None
     from .access import Gatekeeper
     from .broker import StompBroker
 
-    settings = services.settings
-    gatekeeper = Gatekeeper(services.sessions, services.workspaces, settings.cors_allow_origins,
+    settings = parts.settings
+    gatekeeper = Gatekeeper(parts.sessions, parts.workspaces, settings.cors_allow_origins,
                             public_url=settings.public_url, api_port=settings.port)
     broker = StompBroker(backend, gatekeeper,
                          host=host or settings.host, port=builtin_port(settings) if port is None else port,
@@ -67,5 +88,5 @@ def start_listener(services: Services, *, host: str | None = None, port: int | N
     return broker
 
 
-__all__ = ["KO", "OK", "Exchange", "Message", "Messages", "Publisher", "broker_address", "build_messages",
-           "builtin_port", "local_exchange", "start_listener"]
+__all__ = ["KO", "OK", "Exchange", "ListenerParts", "Message", "Messages", "Publisher", "broker_address",
+           "build_messages", "builtin_port", "local_exchange", "start_listener"]

@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from ..services.sessions import token_from_cookies
+from ..domains.accounts.sessions import token_from_cookies
 
 if TYPE_CHECKING:
-    from ..services.identity import User
-    from ..services.sessions import SessionService
-    from ..services.workspaces import WorkspaceService
+    from ..domains.accounts.identity import User
+    from ..domains.accounts.sessions import SessionService
+    from ..domains.workspaces.workspaces import WorkspaceService
 
 
 DEFAULT_PORTS = {"http": 80, "https": 443}

@@ -50,7 +50,7 @@ from .exchange import Exchange
 from .publisher import Message
 
 if TYPE_CHECKING:
-    from ..services.identity import User
+    from ..domains.accounts.identity import User
 
 log = logging.getLogger("wasdi_server.messages")
 

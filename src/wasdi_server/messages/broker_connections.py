@@ -14,24 +14,34 @@ from __future__ import annotations
 import asyncio
 import http
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import Protocol
 
 from websockets.asyncio.server import ServerConnection
 from websockets.http11 import Request, Response
 
 from ..connection_budget import IDLE, STARTED, ConnectionBudget
 
-if TYPE_CHECKING:
-    from .broker import Session
-
 SINGLE_HEADERS = ("Host", "Origin", "Cookie")
+
+
+class Listening(Protocol):
+    """What the budget reads of a connection's STOMP session (``broker.Session``) to choose whom to shed."""
+
+    @property
+    def user(self) -> object:
+        """Who logged in (``None``: nobody yet)."""
+
+    @property
+    def subscriptions(self) -> Mapping[str, object]:
+        """What they listen to."""
 
 
 class BudgetedConnection(ServerConnection):
     """A broker connection counted by the listener's budget from its accept to its end."""
 
     budget: ConnectionBudget
-    session: Session | None = None
+    session: Listening | None = None
     """The STOMP session on this connection, once the handshake is done."""
     accepted_at = 0.0
 

@@ -57,7 +57,7 @@ class MainNodeRelay(QueuedSender):
         self._peer: Peer | None = None
 
     def connect(self) -> None:
-        from ..nodes.identity import MAIN_NODE
+        from ..domains.platform.main_node import MAIN_NODE
 
         peer = self.client.peer(MAIN_NODE)  # NodeUnreachable when its address is not known yet
         # An empty hand-over proves the main node is up and takes this node's secret, so an outage is

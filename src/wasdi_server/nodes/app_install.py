@@ -21,11 +21,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..domains.platform.main_node import MAIN_NODE
 from .client import NodeClient, NodeUnreachable
-from .identity import MAIN_NODE, NodeIdentity
+from .identity import NodeIdentity
 
 if TYPE_CHECKING:
-    from ..services.apps import AppService
+    from ..domains.apps.apps import AppService
+    from ..launcher.engines import Engine
 
 log = logging.getLogger("wasdi_server.nodes")
 
@@ -42,7 +44,7 @@ class AppNotInstallable(Exception):
 class AppInstaller:
     """Whether an app is installed on this compute node, and installing it from the main node."""
 
-    def __init__(self, identity: NodeIdentity, client: NodeClient, apps: AppService) -> None:
+    def __init__(self, identity: NodeIdentity, client: NodeClient, apps: AppService[Engine]) -> None:
         self.identity = identity
         self.client = client
         self.apps = apps
@@ -91,7 +93,7 @@ class AppInstaller:
     def _install(self, doc: dict[str, Any], session: str, log_line: LogLine) -> None:
         # Imported here: the services package imports this module, so a module-level import closes a cycle for
         # whoever imports the launcher first (``wasdi-server doctor`` does).
-        from ..services.app_files import replace_folder, staging_folder, unpack
+        from ..domains.apps.app_files import replace_folder, staging_folder, unpack
 
         settings = self.apps.settings
         layout = self.apps.layout(doc)

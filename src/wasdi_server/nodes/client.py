@@ -24,8 +24,9 @@ from urllib.parse import urlencode, urlsplit
 
 import httpx
 
+from ..domains.platform.main_node import MAIN_NODE, is_main_node
 from ..providers.outbound import OutboundPolicy, OutboundRefused, open_request
-from .identity import MAIN_NODE, NodeIdentity, is_main_node
+from .identity import NodeIdentity
 
 if TYPE_CHECKING:
     from ..store import Collection

@@ -13,18 +13,37 @@ user's session alone never reaches it, and then checks the rights of the user th
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import falcon
 
+from ..domains.apps.app_files import ZipStream
 from ..messages.relay import MAX_BODY_BYTES, NODE_MESSAGES, messages_of
-from ..services.app_files import ZipStream
 from .app_install import APP_FILES
 from .identity import SECRET_HEADER
-from .user_cleanup import USER_DELETED, forget_user_here
+from .user_cleanup import USER_DELETED, CleanupParts, forget_user_here
 
 if TYPE_CHECKING:
-    from ..composition import Services
+    from ..domains.accounts.identity import UserService
+    from ..domains.accounts.sessions import SessionService
+    from ..messages import Messages
+
+
+class NodeCallParts(CleanupParts, Protocol):
+    """What the calls between nodes use: this node, the callers' sessions, the accounts, the messages, and
+    what forgetting a user removes."""
+
+    @property
+    def sessions(self) -> SessionService:
+        """The session of the user a call acts for."""
+
+    @property
+    def users(self) -> UserService:
+        """Whether a user still exists."""
+
+    @property
+    def messages(self) -> Messages:
+        """Where a compute node's messages are published."""
 
 
 def _refuse(resp: falcon.Response, status: int, message: str) -> None:
@@ -38,7 +57,7 @@ class AppFiles:
 
     ROUTE = APP_FILES
 
-    def __init__(self, services: Services) -> None:
+    def __init__(self, services: NodeCallParts) -> None:
         self.services = services
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
@@ -73,7 +92,7 @@ class UserDeleted:
 
     ROUTE = USER_DELETED
 
-    def __init__(self, services: Services) -> None:
+    def __init__(self, services: NodeCallParts) -> None:
         self.services = services
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
@@ -103,7 +122,7 @@ class NodeMessages:
 
     ROUTE = NODE_MESSAGES
 
-    def __init__(self, services: Services) -> None:
+    def __init__(self, services: NodeCallParts) -> None:
         self.services = services
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:

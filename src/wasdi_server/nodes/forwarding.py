@@ -20,14 +20,13 @@ import httpx
 
 from wasdi_sdk.catalog.placement import PROCESS_NODE, WORKSPACE_NODE
 
-from ..api.answers import Answer
 from ..errors import ServerFailure
+from .calls import NodeCall, Relayed
 from .client import NodeClient, NodeUnreachable, Peer
 from .identity import NodeIdentity
 from .locator import ProcessLocator
 
 if TYPE_CHECKING:
-    from ..api.framework import Call
     from ..store import Collection
 
 log = logging.getLogger("wasdi_server.nodes")
@@ -37,7 +36,7 @@ ANSWER_HEADERS = ("content-disposition", "etag", "cache-control", "last-modified
 CHUNK = 256 * 1024
 
 
-def workspace_named(call: Call, where: tuple[str, ...]) -> str | None:
+def workspace_named(call: NodeCall, where: tuple[str, ...]) -> str | None:
     """The workspace id a call names (its query parameter, or a field of its JSON body)."""
     for place in where:
         if place.startswith("body:"):
@@ -62,7 +61,7 @@ class Forwarder:
         self.processes = processes
         self.locator = locator
 
-    def node_of(self, call: Call) -> str | None:
+    def node_of(self, call: NodeCall) -> str | None:
         """The code of the other node that must answer ``call``, or ``None`` when this node does."""
         name = call.endpoint.name
         where = WORKSPACE_NODE.get(name)
@@ -80,14 +79,14 @@ class Forwarder:
             return None
         return code
 
-    def _node_of_process(self, call: Call, param: str) -> str | None:
+    def _node_of_process(self, call: NodeCall, param: str) -> str | None:
         process_id = workspace_named(call, (param,))
         if not process_id or len(process_id) > 200 or self.processes.get(process_id) is not None:
             return None  # held here (or not a process id at all: answered here, in the endpoint's style)
         code = self.locator.node_of(process_id)
         return code if code and code != self.identity.code else None
 
-    def relay(self, call: Call, code: str) -> Answer:
+    def relay(self, call: NodeCall, code: str) -> Relayed:
         """Send ``call`` to node ``code``; its answer, to give the client as it is."""
         what = "process" if call.endpoint.name in PROCESS_NODE else "workspace"
         try:
@@ -114,8 +113,8 @@ class Forwarder:
         status = response.status_code
         if status in (204, 304) or req.method == "HEAD":
             stack.close()
-            return Answer(status=status, media_type=media_type, body=b"", headers=answer_headers)
-        return Answer(status=status, media_type=media_type, stream=self._chunks(stack, response, peer),
+            return Relayed(status=status, media_type=media_type, body=b"", headers=answer_headers)
+        return Relayed(status=status, media_type=media_type, stream=self._chunks(stack, response, peer),
                       length=int(length) if length and length.isdigit() else None, headers=answer_headers)
 
     @staticmethod
@@ -128,7 +127,7 @@ class Forwarder:
             stack.close()
 
     @staticmethod
-    def _body(call: Call) -> Any:
+    def _body(call: NodeCall) -> Any:
         """The request body to send on: bytes when the handler-side parsing already read it, else the stream."""
         if call.endpoint.body.kind.value == "none":
             return None

@@ -9,11 +9,11 @@ from typing import Any
 
 from wasdi_sdk.catalog import endpoint
 
+from ..domains.accounts.identity import User
+from ..domains.platform.main_node import MAIN_NODE
+from ..domains.workflows.snap_graphs import MAX_GRAPH_BYTES
 from ..errors import ServerFailure
-from ..services.identity import User
-from ..services.snap_graphs import MAX_GRAPH_BYTES
 from .client import NodeClient, NodeUnreachable
-from .identity import MAIN_NODE
 
 
 def graph_reader(client: NodeClient, open_session: Callable[[str], str],

@@ -15,13 +15,8 @@ import hmac
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-MAIN_NODE = "wasdi"
+from ..domains.platform.main_node import MAIN_NODE, is_main_node
 
-
-def is_main_node(code: str | None) -> bool:
-    """The one test of "is this the main node": its code is exactly ``wasdi`` (gaps §8, ``isMainNode``)."""
-    return code == MAIN_NODE
-"""The main node's code (``CFG/WasdiConfig.isMainNode``: the node whose code is exactly this)."""
 SECRET_HEADER = "x-wasdi-node-secret"
 """Carries the nodes' shared secret on every node-to-node call."""
 FROM_HEADER = "x-wasdi-node"

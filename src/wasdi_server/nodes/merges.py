@@ -13,11 +13,11 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ServerFailure
+from .calls import NodeCall
 from .client import NodeClient, NodeUnreachable, Peer
 from .identity import NodeIdentity
 
 if TYPE_CHECKING:
-    from ..api.framework import Call
     from .locator import ProcessLocator
 
 log = logging.getLogger("wasdi_server.nodes")
@@ -38,12 +38,12 @@ class Merges:
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
-    def active(self, call: Call) -> bool:
+    def active(self, call: NodeCall) -> bool:
         """Whether this call merges: on the main node, not for another node's own call."""
         return (self.client is not None and self.identity.is_main and self.identity.in_deployment
                 and not self.identity.is_node_call(call.request.get_header))
 
-    def ask_nodes(self, call: Call, query: dict[str, Any] | None = None) -> list[Any]:
+    def ask_nodes(self, call: NodeCall, query: dict[str, Any] | None = None) -> list[Any]:
         """The JSON answers of every live compute node to the same call (path and query, or ``query``)."""
         if not self.active(call) or self.client is None:
             return []
@@ -68,7 +68,7 @@ class Merges:
                 answers.append(answer)
         return answers
 
-    def from_node(self, call: Call, code: str) -> Any:
+    def from_node(self, call: NodeCall, code: str) -> Any:
         """The same call answered by node ``code`` alone (``queuesStatus?nodeCode=``)."""
         if self.client is None or not self.identity.in_deployment:
             raise ServerFailure(f"the node {code} is not part of this deployment")
@@ -80,7 +80,7 @@ class Merges:
         except NodeUnreachable as e:
             raise ServerFailure(str(e)) from e
 
-    def statuses(self, call: Call, ids: list[Any], local: Callable[[Any], str],
+    def statuses(self, call: NodeCall, ids: list[Any], local: Callable[[Any], str],
                  held_here: Callable[[str], bool]) -> list[str]:
         """``/process/statusbyid``: each id's status in input order, those of processes held by other nodes
         asked of their node (one call per node, with the caller's session, so each node applies the caller's
@@ -115,12 +115,12 @@ class Merges:
         return out
 
     # -- how answers add up -------------------------------------------------------------------------------
-    def history(self, call: Call, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def history(self, call: NodeCall, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """``/process/byapp``: every node's runs, newest first."""
         merged = rows + [row for answer in self.ask_nodes(call) if isinstance(answer, list) for row in answer]
         return sorted(merged, key=lambda r: str(r.get("operationDate") or ""), reverse=True)
 
-    def app_stats(self, call: Call, stats: dict[str, Any]) -> dict[str, Any]:
+    def app_stats(self, call: NodeCall, stats: dict[str, Any]) -> dict[str, Any]:
         """``/process/appstats``: counts added, users joined, the mean time weighted by finished runs."""
         total = dict(stats)
         users = set(stats.get("users") or [])
@@ -139,11 +139,11 @@ class Merges:
         total["mediumTime"] = int(weighted / finished) if finished else 0
         return total
 
-    def total(self, call: Call, value: int) -> int:
+    def total(self, call: NodeCall, value: int) -> int:
         """``/process/runningTime/UI``: milliseconds added."""
         return value + sum(int(a) for a in self.ask_nodes(call) if isinstance(a, int | float))
 
-    def by_subscription(self, call: Call, value: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
+    def by_subscription(self, call: NodeCall, value: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
         """``/process/runningTime/SP``: milliseconds added by subscription and project."""
         out: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
         for answer in [value, *self.ask_nodes(call)]:
@@ -154,7 +154,7 @@ class Merges:
                     out[subscription][project] += int(ms or 0)
         return {s: dict(p) for s, p in out.items()}
 
-    def computing_times(self, call: Call, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def computing_times(self, call: NodeCall, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """``/process/runningtimeproject[/byuser]``: milliseconds added by subscription, project and user."""
         totals: dict[tuple[str, str, str], int] = defaultdict(int)
         for row in _rows(rows, self.ask_nodes(call)):
@@ -163,7 +163,7 @@ class Merges:
         return [{"subscriptionId": s, "projectId": p, "userId": u, "computingTime": t}
                 for (s, p, u), t in sorted(totals.items())]
 
-    def user_runs_elsewhere(self, call: Call, keep: Callable[[dict[str, Any]], bool]) -> bool:
+    def user_runs_elsewhere(self, call: NodeCall, keep: Callable[[dict[str, Any]], bool]) -> bool:
         """``isAppPurchased``: whether a compute node lists a run of the caller (``/process/byusr``) that
         ``keep`` accepts."""
         if not self.active(call) or self.client is None:

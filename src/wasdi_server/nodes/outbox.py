@@ -25,7 +25,7 @@ from typing import Any
 
 from wasdi_sdk.atomic_files import atomic_writer
 
-from ..services.background import Periodic
+from ..background import Periodic
 from ..store import Collection
 from .client import NodeClient, NodeUnreachable, Peer
 

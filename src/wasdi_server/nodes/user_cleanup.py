@@ -12,20 +12,63 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from ..services.paths import inside, remove_tree, safe_id
-from .app_install import MARKER
+from ..paths import inside, remove_tree, safe_id
+from .app_install import MARKER, AppInstaller
+from .identity import NodeIdentity
 
 if TYPE_CHECKING:
-    from ..composition import Services
+    from ..domains.apps.apps import AppService
+    from ..domains.processes.process_logs import ProcessLogService
+    from ..domains.processes.processes import ProcessService
+    from ..domains.products.styles import StyleService
+    from ..domains.workspaces.workspaces import WorkspaceService
+    from ..launcher.engines import Engine
+    from ..settings import Settings
 
 log = logging.getLogger("wasdi_server.nodes")
 
 USER_DELETED = "/nodes/userdeleted"
 
 
-def forget_user_here(services: Services, user_id: str) -> dict[str, int]:
+class CleanupParts(Protocol):
+    """What forgetting a user on a compute node reads and removes."""
+
+    @property
+    def settings(self) -> Settings:
+        """Where the users' files and the installed apps are."""
+
+    @property
+    def identity(self) -> NodeIdentity:
+        """This node (named in the log line)."""
+
+    @property
+    def processes(self) -> ProcessService:
+        """The runs this node keeps."""
+
+    @property
+    def process_logs(self) -> ProcessLogService:
+        """Their logs."""
+
+    @property
+    def workspaces(self) -> WorkspaceService:
+        """The workspaces the shared store still names."""
+
+    @property
+    def styles(self) -> StyleService:
+        """The style files this node copied."""
+
+    @property
+    def apps(self) -> AppService[Engine]:
+        """The apps' records."""
+
+    @property
+    def app_installer(self) -> AppInstaller | None:
+        """What installed the apps on this compute node (``None`` on the main node)."""
+
+
+def forget_user_here(services: CleanupParts, user_id: str) -> dict[str, int]:
     """Remove from this node what it keeps of the deleted user ``user_id``; how much of each kind went."""
     processes = services.processes
     workspaces = services.workspaces.workspaces
@@ -49,9 +92,9 @@ def forget_user_here(services: Services, user_id: str) -> dict[str, int]:
     return {"processes": len(doomed), "workspaces": len(gone), "styles": styles, "apps": apps}
 
 
-def _forget_unrecorded_apps(services: Services) -> int:
+def _forget_unrecorded_apps(services: CleanupParts) -> int:
     """Apps installed on this node whose record is gone (deleted with their owner)."""
-    installer = services.apps.installer
+    installer = services.app_installer
     root = services.settings.app_environments_root
     if installer is None or not root.is_dir():
         return 0

@@ -4,7 +4,7 @@
 use.  ``LocalMapServer`` is the default: publishing a band prepares it for drawing (``wms.render``: a VRT
 over the product, overviews, band statistics) under ``<data_dir>/layers/<layerId>/`` and draws a
 preview ``<data_dir>/layers/<layerId>.png`` (served at ``GET /layers/{layerId}.png``); this server's WMS
-(``GET /wms``, ``api/layers.py`` and ``services/maps.py``) draws any box of it, and ``geoserverUrl`` points
+(``GET /wms``, ``api/layers.py`` and ``domains/products/maps.py``) draws any box of it, and ``geoserverUrl`` points
 there.  Every read of the product (preparing, the preview, each map, each value) is a ``ReadJob`` run by
 the ``RasterReads`` the server is given (boxed readers that see the product's workspace folder and the
 layer's folder only, ``launcher/box/readers.py``): this process never opens a user's raster.  Drawn map

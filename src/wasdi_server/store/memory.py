@@ -25,15 +25,22 @@ import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from .base import Document, DuplicateKeyError, Predicate, StoreCorruptError, TextWithNulError, key_of, matches
 
-if TYPE_CHECKING:
-    from .engine import EngineStore
-
 Change = tuple[str, int, Document | None]
 """(key, document id, new document or ``None`` for a delete)."""
+
+
+class Committer(Protocol):
+    """What a collection asks of its engine (``engine.EngineStore``): make its changes durable."""
+
+    def hold_in_atomic_block(self, collection: MemoryCollection) -> bool:
+        """Inside an atomic block: hold ``collection`` until the block ends (and say so)."""
+
+    def commit(self, collection: MemoryCollection, changes: list[Change]) -> None:
+        """Make ``changes`` durable then visible (inside an atomic block: visible now, durable at its end)."""
 
 _STRIPES = 64
 
@@ -153,7 +160,7 @@ class Gate:
 class MemoryCollection:
     """A collection of documents keyed by ``key_field``, indexed on ``indexes``, made durable by ``engine``."""
 
-    def __init__(self, engine: EngineStore, name: str, key_field: str, indexes: Iterable[str],
+    def __init__(self, engine: Committer, name: str, key_field: str, indexes: Iterable[str],
                  rows: Iterable[tuple[int, Document]], source: str) -> None:
         self.name = name
         self.key_field = key_field

@@ -17,14 +17,14 @@ from pathlib import Path
 
 from wasdi_sdk.units import human_size
 
+from ..domains.products import product_files
+from ..domains.products.service import copy_items
 from ..files_beneath import NotRegularFile, open_regular_fd
 from ..launcher.operations import OperationContext, OperationFailed, operation
 from ..launcher.ops_products import Progress, reported
 from ..messages import OK
+from ..paths import folder_size
 from ..providers.outbound import OutboundPolicy
-from ..services import readers
-from ..services.paths import folder_size
-from ..services.products import copy_items
 from .confined_folder import ConfinedFolder, LeavesFolder
 from .ftp_export import Destination, ExportFailed, Outgoing, send
 from .requests import COPY_TO_SFTP, FTP_UPLOAD, folder_parts
@@ -50,7 +50,7 @@ def copy_to_sftp(ctx: OperationContext) -> bool:
         target_folder = ConfinedFolder(uploads.folder(user_id)).local("/".join(parts).encode())
     except LeavesFolder as e:
         raise OperationFailed(f"cannot copy into {'/'.join(parts)}: {e}") from e
-    items = [source, *readers.sidecars(services.workspaces.folder(workspace), file_name)]
+    items = [source, *product_files.sidecars(services.workspaces.folder(workspace), file_name)]
     needed = sum(_size(item) for item in items)
     if uploads.quota_bytes:
         used = uploads.used_bytes(user_id)

@@ -15,18 +15,18 @@ import re
 import uuid
 from typing import TYPE_CHECKING, Any
 
+from ..domains.processes.processes import TERMINAL
+from ..domains.products.service import check_product_name
 from ..errors import BadRequest, NotFound
-from ..services.paths import safe_name
-from ..services.processes import TERMINAL
-from ..services.products import check_product_name
+from ..paths import safe_name
 
 if TYPE_CHECKING:
     from wasdi_sdk.models.file_buffer import FtpTransferViewModel
 
-    from ..services.identity import User
-    from ..services.processes import ProcessService
-    from ..services.products import ProductService
-    from ..services.uploads import UploadAccountService
+    from ..domains.accounts.identity import User
+    from ..domains.accounts.uploads import UploadAccountService
+    from ..domains.processes.processes import ProcessService
+    from ..domains.products.service import ProductService
     from ..store import Collection
 
 COPY_TO_SFTP = "COPYTOSFTP"

@@ -6,7 +6,7 @@ event loop of its own thread.  What a session may do is exactly what a transfer 
 
 * log in with the account's password only (checked against the stored hash, in a worker thread so a
   slow check holds up no transfer); failures are throttled per account and per address like the API's
-  logins (``services/login_throttle.py``); a removed account, a changed password or a deleted user
+  logins (``domains/accounts/login_throttle.py``); a removed account, a changed password or a deleted user
   ends the account's open sessions at once (``UploadAccountService.session_enders``);
 * the ``sftp`` subsystem and nothing else: no shell, no exec, no scp, no port, agent or X11 forwarding,
   no terminal;
@@ -34,8 +34,8 @@ import asyncssh
 from asyncssh import SFTPAttrs, SFTPName, SFTPVFSAttrs
 
 from ..connection_budget import IDLE, LISTEN_BACKLOG, ConnectionBudget
+from ..domains.accounts.identity import normalise_user_id
 from ..files_beneath import NotRegularFile, open_fd_beneath, regular_fd
-from ..services.identity import normalise_user_id
 from . import host_key
 from .confined_folder import ConfinedFolder, LeavesFolder, Quota, QuotaExceeded
 
@@ -44,8 +44,8 @@ if TYPE_CHECKING:
 
     from asyncssh.connection import SSHConnection
 
-    from ..services.login_throttle import LoginThrottle
-    from ..services.uploads import UploadAccountService
+    from ..domains.accounts.login_throttle import LoginThrottle
+    from ..domains.accounts.uploads import UploadAccountService
 
 log = logging.getLogger("wasdi_server.sftp")
 LOGIN_GRACE_SECONDS = 30.0

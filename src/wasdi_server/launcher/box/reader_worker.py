@@ -149,16 +149,16 @@ class Reader:
     def product(self, path: str) -> tuple[Any, bytes]:
         from pathlib import Path
 
-        from wasdi_server.services import readers
+        from wasdi_server.domains.products import readers
 
         return dataclasses.asdict(readers.read_product(Path(path), self.check)), b""
 
     def metadata(self, path: str) -> tuple[Any, bytes]:
         from pathlib import Path
 
-        from wasdi_server.services import readers
+        from wasdi_server.domains.products import metadata_trees
 
-        return readers.metadata_tree(Path(path), self.check), b""
+        return metadata_trees.metadata_tree(Path(path), self.check), b""
 
 
 def _send(results: Connection, header: dict[str, Any], payload: bytes = b"") -> None:

@@ -58,9 +58,8 @@ WorldKey = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
 
 def _runtime_folders() -> tuple[Path, ...]:
     """This server's interpreter, its packages and its own code: read-only in every reader's world."""
-    import wasdi_server
-
-    folders = {Path(sys.prefix), Path(sys.base_prefix), Path(wasdi_server.__file__).resolve().parent.parent}
+    code = Path(__file__).resolve().parents[3]  # the folder holding wasdi_server (launcher/box/readers.py)
+    folders = {Path(sys.prefix), Path(sys.base_prefix), code}
     return tuple(sorted(folders))
 
 

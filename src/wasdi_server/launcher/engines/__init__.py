@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...services.app_records import PYTHON_TYPES
+from ...domains.apps.app_records import PYTHON_TYPES
+from ...domains.apps.engines import AppLayout, EngineError, LogLine
 from ..box import Box
 from ..box.proxy import OutboundProxy
-from .base import AppLayout, Engine, EngineError, Launch, LogLine
+from .base import Engine, Launch
 from .legacy_cache import unshare
 from .python_env import PythonEngine
 from .unsupported import UnsupportedEngine

@@ -8,34 +8,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from ...domains.apps.engines import AppLayout, LogLine
 from ..box import Job
-
-LogLine = Callable[[str], None]
-"""Where an engine writes what it does (the build log, or a run's log), one line per call."""
 
 Runner = Callable[[Job], int]
 """Runs a job in the box to its end and answers its exit code; the caller owns stopping, timeouts and
 where the output goes."""
-
-
-class EngineError(Exception):
-    """An engine could not do what was asked; the message says why, for the app's developer."""
-
-
-@dataclass(frozen=True)
-class AppLayout:
-    """Where one app lives on this server."""
-
-    name: str
-    app_type: str
-    folder: Path
-    """The app's own files (myProcessor.py, pip.txt ...)."""
-    home: Path
-    """The engine's folder for the app: its environment, its build log, its history."""
-
-    @property
-    def build_log(self) -> Path:
-        return self.home / "build.log"
 
 
 @dataclass(frozen=True)

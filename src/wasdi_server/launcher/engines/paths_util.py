@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shutil
 
-from .base import AppLayout
+from ...domains.apps.engines import AppLayout
 
 
 def remove_home(app: AppLayout) -> None:

@@ -32,11 +32,12 @@ from importlib import resources
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from ...domains.apps.engines import AppLayout, EngineError, LogLine
+from ...domains.apps.requirements import package_name, read_requirements
 from ..box import Box, BoxUnavailable, Job
 from ..box.system import interpreter_paths
-from .base import AppLayout, EngineError, Launch, LogLine, Runner
+from .base import Launch, Runner
 from .paths_util import remove_home
-from .requirements import package_name, read_requirements
 
 BUILD_TIMEOUT = 30 * 60
 """Seconds one installer command may take."""

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .base import AppLayout, EngineError, Launch, LogLine, Runner
+from ...domains.apps.engines import AppLayout, EngineError, LogLine
+from .base import Launch, Runner
 from .paths_util import remove_home
 
 REASONS = {

@@ -1,0 +1,1 @@
+"""Commerce: subscriptions (trials, user types, payment), organizations, projects and credit packages."""

@@ -1,0 +1,1 @@
+"""Workspaces: creation, listing, editing, deletion and sharing of workspaces, and their folders on disk."""
