@@ -15,8 +15,12 @@ import importlib
 import io
 import os
 import sys
+import time
 import traceback
 from types import ModuleType
+
+UP = time.monotonic()
+"""When this interpreter was up, with its first modules (a traced run's first mark of the app: see ``mark``)."""
 
 FINAL = {"DONE", "ERROR", "STOPPED"}
 POLLING_SECONDS = 0.5
@@ -27,6 +31,15 @@ LIMITS = {
                   "(app_max_processes)",
 }
 """What a failure caused by a limit of the server's box says (the server names the limits it sees itself)."""
+
+
+def mark(name: str, when: float | None = None) -> None:
+    """Note, for a traced run (the box's launch bench), that the app reached ``name``: a line on the box's marks
+    descriptor, named by ``WASDI_BOX_MARKS_FD`` (absent for every other run)."""
+    fd = os.environ.get("WASDI_BOX_MARKS_FD")
+    if fd:
+        with contextlib.suppress(OSError, ValueError):
+            os.write(int(fd), f"{name}\t{time.monotonic() if when is None else when!r}\n".encode())
 
 
 def limit_passed(error: BaseException) -> str | None:
@@ -46,6 +59,7 @@ def limit_passed(error: BaseException) -> str | None:
 def _start_library() -> ModuleType:
     # the official library ships no types: as a module, its functions are what the library says they are
     wasdi = importlib.import_module("wasdi")
+    mark("library imported")
 
     wasdi.setIsOnServer(True)
     # The library's own tracing ("[INFO] waspy.updateProgressPerc( 50 )") is not the app's output: the run
@@ -77,12 +91,14 @@ def _start_library() -> ModuleType:
 
 
 def main() -> int:
+    mark("app interpreter up", UP)
     sys.path.insert(0, os.getcwd())
     try:
         wasdi = _start_library()
     except Exception:
         traceback.print_exc()
         return 2
+    mark("library ready")
     outcome = "DONE"
     try:
         app = importlib.import_module("myProcessor")
@@ -99,6 +115,7 @@ def main() -> int:
         outcome = "ERROR"
     sys.stdout.flush()
     sys.stderr.flush()
+    mark("app returned")
     try:
         status = wasdi.getProcessStatus(wasdi.getProcId())
         if status not in FINAL:
@@ -107,6 +124,7 @@ def main() -> int:
             outcome = status
     except Exception:
         traceback.print_exc()
+    mark("status written")
     return 0 if outcome == "DONE" else 1
 
 

@@ -25,13 +25,13 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, ClassVar
 
 from . import system, world
 from .cgroups import runs_folder
 from .doors import ApiRelay, DoorPlan, DoorService, OpenDoors, RunIdentity, open_doors
 from .job import MB, Job, Limits, Outcome
-from .stages import INSIDE, JOB_FD
+from .stages import INSIDE, JOB_FD, MARKS_ENV, MARKS_FD
 from .support import KernelSupport, kernel_support
 
 if TYPE_CHECKING:
@@ -71,6 +71,8 @@ class Box:
     """The doors each run's network namespace gets (``None``: none, a run has no network at all)."""
     cgroups_folder: str = ""
     """The folder of this server's runs' cgroups (named after its data directory); empty: the shared one."""
+    trace_runs: ClassVar[bool] = False
+    """Trace every run (``Job.trace``) and log its phase marks: set by ``bench/launch.py`` in its servers."""
 
     @classmethod
     def from_settings(cls, settings: Settings, *, proxy: DoorService | None = None) -> Box:
@@ -170,6 +172,9 @@ class Box:
         cgroups = {name: place.for_run(run_id, self.cgroups_folder) for name, place in support.cgroups.items()
                    if (name == "memory" and limits.memory_mb) or (name == "pids" and limits.processes)}
         argv = [str(a) for a in job.argv]
+        trace = job.trace or self.trace_runs
+        if trace:
+            env[MARKS_ENV] = str(MARKS_FD)
         # Found here, on the job's PATH: once confined, the supervisor could not import what a search needs.
         program = argv[0] if "/" in argv[0] else (shutil.which(argv[0], path=env.get("PATH", "")) or argv[0])
         return {
@@ -197,6 +202,7 @@ class Box:
             "grace_seconds": STOP_GRACE_SECONDS,
             "world": self._world_argv(job, doors) if self.in_worlds else [],
             "forwards": forwards,
+            "trace": trace,
         }
 
     def _world_argv(self, job: Job, doors: OpenDoors | None) -> list[str]:
@@ -227,19 +233,26 @@ class Box:
         ``on_output`` gets each line the program prints (stdout and stderr merged); ``stop`` set, or
         ``timeout`` seconds passed, end the whole run (``Outcome.stopped`` / ``timed_out``);
         ``on_start`` gets the supervisor's pid."""
+        asked = time.monotonic()
         self.check()
         run_id = job.name or uuid.uuid4().hex
         identity = job.identity or RunIdentity("", "", "", on_output or _ignore)
         doors = open_doors(self.doors, identity, list(job.exposes)) if self.in_worlds else None
+        marks = [("box asked", asked), ("doors open", time.monotonic())] if job.trace or self.trace_runs else None
         try:
-            return self._run(job, run_id, doors, on_output, stop, timeout, on_start)
+            outcome = self._run(job, run_id, doors, on_output, stop, timeout, on_start, marks)
         finally:
             if doors is not None:
                 doors.close()
+        if marks is not None:
+            outcome.marks = sorted(outcome.marks + marks, key=lambda m: m[1])
+            log.info("box phases of %s: %s", run_id, " ".join(f"{name.replace(' ', '_')}@{when:.6f}"
+                                                               for name, when in outcome.marks))
+        return outcome
 
     def _run(self, job: Job, run_id: str, doors: OpenDoors | None, on_output: Callable[[str], None] | None,
              stop: threading.Event | None, timeout: float | None,
-             on_start: Callable[[int], object] | None) -> Outcome:
+             on_start: Callable[[int], object] | None, marks: list[tuple[str, float]] | None = None) -> Outcome:
         payload = marshal.dumps(self.spec(job, run_id, doors))
         limits = job.limits or self.limits
         growth = _Growth(job.grows, limits.disk_mb * MB) if limits.disk_mb and job.grows is not None else None
@@ -253,6 +266,8 @@ class Box:
             raise
         finally:
             os.close(report_write)
+        if marks is not None:
+            marks.append(("supervisor spawned", time.monotonic()))
         reader = threading.Thread(target=_pump, args=(child.stdout, on_output), daemon=True, name=f"box-{child.pid}")
         reader.start()
         report_chunks: list[bytes] = []
@@ -288,10 +303,13 @@ class Box:
         finally:
             if child.poll() is None:
                 end_supervised(child)
+            if marks is not None:
+                marks.append(("supervisor ended", time.monotonic()))
             collector.join(5.0)
             # Every process of the run is gone once the supervisor is: nothing can hold the pipe open.
             reader.join(5.0)
         report = _report(b"".join(report_chunks))
+        outcome.marks = [(str(name), float(when)) for name, when in report.get("marks") or []]
         outcome.exit_code = report.get("exit_code")
         outcome.signal = report.get("signal")
         outcome.limits += [str(n) for n in report.get("limits") or [] if str(n) not in outcome.limits]
