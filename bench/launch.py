@@ -144,6 +144,12 @@ class Bench:
                 found[run].setdefault(name.replace("_", " "), float(when))
         return found
 
+    def run_log(self, process_id: str) -> str:
+        """The last lines of a run's log (what a failed run said)."""
+        rows = self.http.get("/processors/logs/list", params={"processworkspace": process_id, "startrow": 0,
+                                                             "endrow": 200}).json()
+        return " | ".join(str(row.get("logRow", row)) for row in rows[-12:]) if isinstance(rows, list) else str(rows)
+
     def status(self, process_id: str) -> str:
         return self.http.get("/process/getstatusbyid", params={"procws": process_id}).text.strip('"')
 
@@ -178,7 +184,7 @@ class Bench:
         process_id, started = self.start_run("noop")
         running = self.wait(process_id, {"RUNNING", "DONE", "ERROR"}) - started
         seen = self.wait(process_id, {"DONE", "ERROR", "STOPPED"})
-        assert self.status(process_id) == "DONE", f"a run ended {self.status(process_id)}; see {self.data_dir}"
+        assert self.status(process_id) == "DONE", f"a run ended {self.status(process_id)}: {self.run_log(process_id)}"
         self.single_runs[process_id] = (started, seen)
         return running, seen - started
 

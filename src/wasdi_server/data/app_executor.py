@@ -14,6 +14,7 @@ import errno
 import importlib
 import io
 import os
+import stat
 import sys
 import time
 import traceback
@@ -33,13 +34,25 @@ LIMITS = {
 """What a failure caused by a limit of the server's box says (the server names the limits it sees itself)."""
 
 
+def _marks_pipe() -> int | None:
+    """The box's marks descriptor of a traced run (``WASDI_BOX_MARKS_FD``; absent for every other run), checked
+    now, before this process opens anything that could take its number."""
+    try:
+        fd = int(os.environ.get("WASDI_BOX_MARKS_FD") or "")
+        return fd if stat.S_ISFIFO(os.fstat(fd).st_mode) else None
+    except (OSError, ValueError):
+        return None
+
+
+MARKS = _marks_pipe()
+
+
 def mark(name: str, when: float | None = None) -> None:
     """Note, for a traced run (the box's launch bench), that the app reached ``name``: a line on the box's marks
-    descriptor, named by ``WASDI_BOX_MARKS_FD`` (absent for every other run)."""
-    fd = os.environ.get("WASDI_BOX_MARKS_FD")
-    if fd:
-        with contextlib.suppress(OSError, ValueError):
-            os.write(int(fd), f"{name}\t{time.monotonic() if when is None else when!r}\n".encode())
+    descriptor (nothing for a run not traced)."""
+    if MARKS is not None:
+        with contextlib.suppress(OSError):
+            os.write(MARKS, f"{name}\t{time.monotonic() if when is None else when!r}\n".encode())
 
 
 def limit_passed(error: BaseException) -> str | None:

@@ -58,9 +58,6 @@ class Job:
     name: str = ""
     limits: Limits | None = None
     """This job's limits instead of the box's (``None``: the box's)."""
-    exposes: Sequence[tuple[str, int]] = ()
-    """Ports the program listens on inside its world that the server opens on the host, at (address, port),
-    and leads in (a notebook's lab).  Unboxed, the program listens on the host itself."""
     grows: Path | None = None
     """The folder whose growth ``Limits.disk_mb`` bounds while the job runs (a run's workspace folder)."""
     identity: RunIdentity | None = None

@@ -74,11 +74,12 @@ if TYPE_CHECKING:
         grace_seconds: float
         world: list[str]
         """The ``bwrap`` command line up to the program (``--inside 3`` at its end): empty for no world."""
-        forwards: list[tuple[int | str, int | str]]
-        """The doors: (where to listen, where to connect): a port on the run's loopback and the Unix socket the
-        server answers, or (inward doors) a Unix socket the server connects to and a port inside."""
+        forwards: list[tuple[int, str]]
+        """The doors: (a port on the run's loopback, the Unix socket the server answers there)."""
         trace: bool
         """Whether the stages and the program write phase marks (``stages.MARKS_FD``) for the report."""
+        stage_job: bytes
+        """The job as the compiled stage reads it, where the world starts with that stage (``box.stage_job``)."""
 
     class Report(TypedDict, total=False):
         """What the supervisor writes on ``REPORT_FD``."""
@@ -291,6 +292,7 @@ class Supervisor:
             os.dup2(null, 0)
             if self.marks_pipe is not None:
                 os.dup2(self.marks_pipe[1], MARKS_FD)  # inherited by the stages and the program
+                os.set_inheritable(MARKS_FD, True)  # dup2 onto itself keeps the pipe's close-on-exec
                 os.closerange(3, MARKS_FD)
                 os.closerange(MARKS_FD + 1, 1 << 16)
             else:
@@ -303,7 +305,8 @@ class Supervisor:
             if world:
                 # The job travels in a memory file: a command line is readable by other users of the host.
                 fd = os.memfd_create("job", 0)
-                os.write(fd, marshal.dumps(dict(job)))
+                # the compiled stage reads records of its own (``box.stage_job``), the Python stage the job itself
+                os.write(fd, job.get("stage_job") or marshal.dumps(dict(job)))
                 os.lseek(fd, 0, os.SEEK_SET)
                 if fd != JOB_FD:
                     os.dup2(fd, JOB_FD)
