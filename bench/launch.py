@@ -25,6 +25,7 @@ before worlds.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import json
 import os
@@ -288,11 +289,16 @@ def main() -> None:
                         help="local wheels for the environments (default: the test wheelhouse when present)")
     parser.add_argument("--phases", action="store_true",
                         help="trace every run and print the median time of each phase of a no-op run")
+    parser.add_argument("--keep", action="store_true", help="keep the servers' data folders (their path is printed)")
     args = parser.parse_args()
     figures: dict[str, dict[str, list[float]]] = {mode: {"running": [], "done": [], "redeploy": [], "drain": []}
                                                   for mode in MODES}
     failed = dict.fromkeys(MODES, 0)
-    with tempfile.TemporaryDirectory(prefix="wasdi-bench-launch-") as scratch:
+    place = (contextlib.nullcontext(tempfile.mkdtemp(prefix="wasdi-bench-launch-")) if args.keep
+             else tempfile.TemporaryDirectory(prefix="wasdi-bench-launch-"))
+    with place as scratch:
+        if args.keep:
+            print(f"the servers' data folders: {scratch}")
         benches = {mode: Bench(Path(scratch) / mode / "data", args.workers, args.find_links, isolation,
                                worlds=mode != "landlock", traced=args.phases)
                    for mode, isolation in MODES.items()}

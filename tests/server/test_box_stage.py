@@ -173,3 +173,13 @@ def test_a_stage_older_than_its_source_is_not_used(tmp_path: Path, monkeypatch: 
     assert box_module.built_stage() is None
     shutil.rmtree(tmp_path)
     assert box_module.built_stage() is None
+
+
+def test_doctor_says_which_stage_starts_the_worlds(stage: str, tmp_path: Path) -> None:
+    from wasdi_server.launcher.box.report import describe, lines
+
+    found = next(line for line in lines(describe(Box(), tmp_path, 8080, live=False)) if line.startswith("world's"))
+    if stage == "compiled":
+        assert f"compiled ({box_module.STAGE})" in found
+    else:
+        assert "Python" in found and "make stage" in found
