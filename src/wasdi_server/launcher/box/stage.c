@@ -161,7 +161,10 @@ static void read_job(int fd, struct job *job) {
     }
     if (!job->versioned) fail("the job is not of this stage's version (a stage older than the server: run make)", 0);
     if (job->program == NULL || job->cwd == NULL || job->argv.count == 0) fail("the job is incomplete", 0);
-    if (job->env.items == NULL) add(&job->env, NULL), job->env.count = 0;
+    if (job->env.items == NULL) { /* no variable at all: execve still wants an (empty) list */
+        add(&job->env, NULL);
+        job->env.count = 0;
+    }
     program_name = job->argv.items[0];
 }
 
