@@ -50,10 +50,10 @@ WITHOUT_WORLDS = "Box.in_worlds = property(lambda self: False)  # the box before
 TRACED = "Box.trace_runs = True  # each run's phases in the server's log\n"
 PHASES = (
     ("box asked", "the API call, the launcher taking the run, its set-up (session, folders)"),
+    ("supervisor spawned", "the supervisor's process spawned (it starts while the next two go on)"),
     ("doors open", "the run's doors opened (in a world)"),
-    ("supervisor spawned", "the job written, the supervisor's process spawned"),
-    ("supervisor up", "the supervisor's interpreter started"),
-    ("supervisor ready", "its modules imported, the job read"),
+    ("job written", "the job made and written to the supervisor"),
+    ("supervisor ready", "the supervisor's interpreter up, its modules imported, the job read"),
     ("cgroups made", "the run's cgroups made"),
     ("world asked", "forked, limits set, bwrap started (in a world)"),
     ("stage up", "bwrap built the world, the stage started (in a world)"),

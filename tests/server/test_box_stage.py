@@ -183,3 +183,22 @@ def test_doctor_says_which_stage_starts_the_worlds(stage: str, tmp_path: Path) -
         assert f"compiled ({box_module.STAGE})" in found
     else:
         assert "Python" in found and "make stage" in found
+
+
+def test_a_job_that_cannot_be_made_ends_the_supervisor_waiting_for_it() -> None:
+    """The supervisor is started before the job is made (its start overlaps the doors and the job): a job
+    that cannot be made (a variable holding a NUL byte) leaves no supervisor behind."""
+    environment.require(box_module.built_stage(), "the box's compiled stage is not built here: run 'make stage'")
+    name = f"abandoned-{os.getpid()}-{threading.get_ident()}"
+    with pytest.raises(ValueError, match="NUL"):
+        Box().run(replace(python_job("pass", env={"BROKEN": "a\0b"}), name=name))
+    left = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                words = handle.read().split(b"\0")
+        except OSError:
+            continue
+        if str(box_module.TRAMPOLINE).encode() in words and name.encode() in words:
+            left.append(pid)
+    assert left == []

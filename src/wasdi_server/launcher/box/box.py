@@ -256,10 +256,23 @@ class Box:
         self.check()
         run_id = job.name or uuid.uuid4().hex
         identity = job.identity or RunIdentity("", "", "", on_output or _ignore)
-        doors = open_doors(self.doors, identity) if self.in_worlds else None
-        marks = [("box asked", asked), ("doors open", time.monotonic())] if job.trace or self.trace_runs else None
+        marks = [("box asked", asked)] if job.trace or self.trace_runs else None
+        # The supervisor's interpreter starts first and waits for its job on its input: its start overlaps the
+        # doors opening and the job being made.
+        child, report_read = _spawn_supervisor(run_id)
+        if marks is not None:
+            marks.append(("supervisor spawned", time.monotonic()))
+        doors: OpenDoors | None = None
         try:
-            outcome = self._run(job, run_id, doors, on_output, stop, timeout, on_start, marks)
+            try:
+                doors = open_doors(self.doors, identity) if self.in_worlds else None
+                if marks is not None:
+                    marks.append(("doors open", time.monotonic()))
+                payload = marshal.dumps(self.spec(job, run_id, doors))
+            except BaseException:
+                _abandon(child, report_read)
+                raise
+            outcome = self._run(job, child, report_read, payload, on_output, stop, timeout, on_start, marks)
         finally:
             if doors is not None:
                 doors.close()
@@ -269,24 +282,11 @@ class Box:
                                                                for name, when in outcome.marks))
         return outcome
 
-    def _run(self, job: Job, run_id: str, doors: OpenDoors | None, on_output: Callable[[str], None] | None,
-             stop: threading.Event | None, timeout: float | None,
-             on_start: Callable[[int], object] | None, marks: list[tuple[str, float]] | None = None) -> Outcome:
-        payload = marshal.dumps(self.spec(job, run_id, doors))
+    def _run(self, job: Job, child: subprocess.Popen[bytes], report_read: int, payload: bytes,
+             on_output: Callable[[str], None] | None, stop: threading.Event | None, timeout: float | None,
+             on_start: Callable[[int], object] | None, marks: list[tuple[str, float]] | None) -> Outcome:
         limits = job.limits or self.limits
         growth = _Growth(job.grows, limits.disk_mb * MB) if limits.disk_mb and job.grows is not None else None
-        report_read, report_write = os.pipe()
-        try:
-            child = subprocess.Popen([sys.executable, "-I", "-S", str(TRAMPOLINE), str(report_write), run_id], env={},
-                                     cwd="/", stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT, pass_fds=(report_write,), start_new_session=True)
-        except OSError:
-            os.close(report_read)
-            raise
-        finally:
-            os.close(report_write)
-        if marks is not None:
-            marks.append(("supervisor spawned", time.monotonic()))
         reader = threading.Thread(target=_pump, args=(child.stdout, on_output), daemon=True, name=f"box-{child.pid}")
         reader.start()
         report_chunks: list[bytes] = []
@@ -301,6 +301,8 @@ class Box:
                 child.stdin.write(payload)
             with contextlib.suppress(BrokenPipeError):
                 child.stdin.close()
+            if marks is not None:
+                marks.append(("job written", time.monotonic()))
             deadline = None if not timeout or timeout <= 0 else time.monotonic() + timeout
             while True:
                 try:
@@ -344,6 +346,34 @@ class Box:
 
 def _ignore(line: str) -> None:
     """Where the lines of a run nobody reads go."""
+
+
+def _spawn_supervisor(run_id: str) -> tuple[subprocess.Popen[bytes], int]:
+    """The run's supervisor (the trampoline), started and waiting for its job on its input; the pipe its report
+    comes back on."""
+    report_read, report_write = os.pipe()
+    try:
+        child = subprocess.Popen([sys.executable, "-I", "-S", str(TRAMPOLINE), str(report_write), run_id], env={},
+                                 cwd="/", stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                 pass_fds=(report_write,), start_new_session=True)
+    except OSError:
+        os.close(report_read)
+        raise
+    finally:
+        os.close(report_write)
+    return child, report_read
+
+
+def _abandon(child: subprocess.Popen[bytes], report_read: int) -> None:
+    """End a supervisor that never got its job (it has done nothing yet: it reads its job first)."""
+    with contextlib.suppress(ProcessLookupError):
+        child.kill()
+    child.wait()
+    for stream in (child.stdin, child.stdout):
+        if stream is not None:
+            with contextlib.suppress(OSError):
+                stream.close()
+    os.close(report_read)
 
 
 def built_stage() -> Path | None:
