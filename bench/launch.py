@@ -12,6 +12,7 @@ box's own start is also timed alone: ``/bin/true`` started directly, then throug
 (the trampoline and its supervisor) and boxed.
 
     PYTHONPATH=src python bench/launch.py [--runs 10] [--queued 50] [--workers 4] [--find-links DIR] [--phases]
+                                          [--keep]
 
 With ``--phases`` every run is traced (``Box.trace_runs``: the server, the supervisor, the world's stage and the
 app executor note when each phase was reached, on the same monotonic clock as this script) and a table gives,
