@@ -11,7 +11,12 @@ wasdi"``), the floor any run of a Python app pays; and the boxed figures against
 box's own start is also timed alone: ``/bin/true`` started directly, then through the box unconfined
 (the trampoline and its supervisor) and boxed.
 
-    PYTHONPATH=src python bench/launch.py [--runs 10] [--queued 50] [--workers 4] [--find-links DIR]
+    PYTHONPATH=src python bench/launch.py [--runs 10] [--queued 50] [--workers 4] [--find-links DIR] [--phases]
+                                          [--keep]
+
+With ``--phases`` every run is traced (``Box.trace_runs``: the server, the supervisor, the world's stage and the
+app executor note when each phase was reached, on the same monotonic clock as this script) and a table gives,
+for the single no-op runs of each server, the median time of each phase from the run being asked to DONE.
 
 Targets (issues 8, 17 and 27, on a 2-core machine): RUNNING < 1 s, DONE < 2 s, redeploy (cache) < 5 s; boxed
 run -> DONE <= 1.1 x unboxed; boxed redeploy unchanged within noise; run -> DONE in worlds <= 1.15 x the box
@@ -21,6 +26,7 @@ before worlds.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import json
 import os
@@ -39,9 +45,34 @@ PASSWORD = "bench-password-1"
 USER = "bench@example.org"
 NOOP = "def run():\n    pass\n"
 DEFAULT_WHEELS = Path.home() / ".cache" / "wasdi-toolkit-tests" / "wheels"
-WITHOUT_WORLDS = ("import sys\nfrom wasdi_server.launcher.box.box import Box\n"
-                  "Box.in_worlds = property(lambda self: False)  # the box before worlds, for the comparison\n"
-                  "from wasdi_server.cli import main\nsys.exit(main(sys.argv[1:]))\n")
+SERVER = ("import sys\nfrom wasdi_server.launcher.box.box import Box\n{patches}"
+          "from wasdi_server.cli import main\nsys.exit(main(sys.argv[1:]))\n")
+WITHOUT_WORLDS = "Box.in_worlds = property(lambda self: False)  # the box before worlds, for the comparison\n"
+TRACED = "Box.trace_runs = True  # each run's phases in the server's log\n"
+PHASES = (
+    ("box asked", "the API call, the launcher taking the run, its set-up (session, folders)"),
+    ("supervisor spawned", "the supervisor's process spawned (it starts while the next two go on)"),
+    ("doors open", "the run's doors opened (in a world)"),
+    ("job written", "the job made and written to the supervisor"),
+    ("supervisor ready", "the supervisor's interpreter up, its modules imported, the job read"),
+    ("cgroups made", "the run's cgroups made"),
+    ("world asked", "forked, limits set, bwrap started (in a world)"),
+    ("stage up", "bwrap built the world, the stage started (in a world)"),
+    ("doors listening", "the doors listening, their keeper started (in a world)"),
+    ("confined", "capabilities, no new privileges, seccomp, Landlock"),
+    ("program started", "the app's interpreter exec'd"),
+    ("app interpreter up", "the app's interpreter started"),
+    ("library imported", "import wasdi"),
+    ("library ready", "the library's init (a session check over the API) and parameters"),
+    ("app returned", "the app imported and run (a no-op)"),
+    ("status written", "the status read and DONE written (two API calls)"),
+    ("DONE seen", "the bench's poll saw DONE"),
+)
+"""The phases of a run, each named after the mark that ends it, in order (a mark a box does not make is skipped:
+its time goes to the next phase)."""
+AFTER_DONE = (("program ended", "the app's interpreter ended"), ("run swept", "the run swept (its world gone)"),
+              ("cgroups removed", "its cgroups removed"), ("supervisor ended", "the server saw the supervisor end"))
+"""What follows the app's own DONE, off the path a user waits on (timed from ``status written``)."""
 MODES = {"required": "required", "landlock": "required", "off": "off"}
 """Each server's ``app_isolation``; ``landlock`` is the box before worlds."""
 
@@ -62,7 +93,7 @@ def app_zip(files: dict[str, str]) -> bytes:
 
 class Bench:
     def __init__(self, data_dir: Path, workers: int, find_links: Path | None, isolation: str,
-                 worlds: bool = True) -> None:
+                 worlds: bool = True, traced: bool = False) -> None:
         self.data_dir = data_dir
         env = {k: v for k, v in os.environ.items() if not k.startswith("WASDI_SERVER_")}
         self.env = env
@@ -76,7 +107,8 @@ class Bench:
         config.write_text("\n".join(lines) + "\n")
         self.port = free_port()
         self.log = open(data_dir.parent / "server.log", "wb")  # noqa: SIM115 (closed in close())
-        start = [sys.executable, "-m", "wasdi_server"] if worlds else [sys.executable, "-c", WITHOUT_WORLDS]
+        patches = ("" if worlds else WITHOUT_WORLDS) + (TRACED if traced else "")
+        start = [sys.executable, "-c", SERVER.format(patches=patches)]
         self.proc = subprocess.Popen([*start, "serve", "--data-dir", str(data_dir),
                                       "--port", str(self.port), "--config", str(config), "--sftp-port", "0"], env=env,
                                      stdout=self.log, stderr=subprocess.STDOUT)
@@ -90,6 +122,8 @@ class Bench:
         token = httpx.post(self.base + "/auth/login", json={"userId": USER, "userPassword": PASSWORD}).json()
         self.http = httpx.Client(base_url=self.base, headers={"x-session-token": token["sessionId"]}, timeout=60)
         self.workspace = self.http.get("/ws/create", params={"name": "bench"}).json()["stringValue"]
+        self.single_runs: dict[str, tuple[float, float]] = {}
+        """The single no-op runs: when each was asked and when DONE was seen (``time.monotonic()``)."""
 
     def close(self) -> None:
         self.http.close()
@@ -97,14 +131,36 @@ class Bench:
         self.proc.wait(20)
         self.log.close()
 
+    def phase_marks(self) -> dict[str, dict[str, float]]:
+        """The marks of every traced run so far, by run (the server's log lines ``box phases of <id>: ...``)."""
+        self.log.flush()
+        found: dict[str, dict[str, float]] = {}
+        for line in (self.data_dir.parent / "server.log").read_text(errors="replace").splitlines():
+            _head, _, marks = line.partition("box phases of ")
+            if not marks:
+                continue
+            run, _, rest = marks.partition(": ")
+            found[run] = {}
+            for word in rest.split():
+                name, _, when = word.rpartition("@")
+                found[run].setdefault(name.replace("_", " "), float(when))
+        return found
+
+    def run_log(self, process_id: str) -> str:
+        """The last lines of a run's log (what a failed run said)."""
+        rows = self.http.get("/processors/logs/list", params={"processworkspace": process_id, "startrow": 0,
+                                                             "endrow": 200}).json()
+        return " | ".join(str(row.get("logRow", row)) for row in rows[-12:]) if isinstance(rows, list) else str(rows)
+
     def status(self, process_id: str) -> str:
         return self.http.get("/process/getstatusbyid", params={"procws": process_id}).text.strip('"')
 
     def wait(self, process_id: str, wanted: set[str], timeout: float = 300) -> float:
-        start = time.perf_counter()
-        while time.perf_counter() - start < timeout:
+        """When (``time.monotonic()``, the clock of the box's marks) ``process_id`` was seen in ``wanted``."""
+        start = time.monotonic()
+        while time.monotonic() - start < timeout:
             if self.status(process_id) in wanted:
-                return time.perf_counter()
+                return time.monotonic()
             time.sleep(0.01)
         raise RuntimeError(f"{process_id} not {wanted} after {timeout} s")
 
@@ -117,7 +173,7 @@ class Bench:
         return process_id
 
     def start_run(self, name: str) -> tuple[str, float]:
-        started = time.perf_counter()
+        started = time.monotonic()
         r = self.http.post("/processors/run", params={"name": name, "workspace": self.workspace}, content="{}")
         return str(r.json()["processingIdentifier"]), started
 
@@ -129,9 +185,10 @@ class Bench:
         """run -> RUNNING and run -> DONE of one no-op run."""
         process_id, started = self.start_run("noop")
         running = self.wait(process_id, {"RUNNING", "DONE", "ERROR"}) - started
-        done = self.wait(process_id, {"DONE", "ERROR", "STOPPED"}) - started
-        assert self.status(process_id) == "DONE", f"a run ended {self.status(process_id)}; see {self.data_dir}"
-        return running, done
+        seen = self.wait(process_id, {"DONE", "ERROR", "STOPPED"})
+        assert self.status(process_id) == "DONE", f"a run ended {self.status(process_id)}: {self.run_log(process_id)}"
+        self.single_runs[process_id] = (started, seen)
+        return running, seen - started
 
     def drain(self, count: int) -> tuple[float, int]:
         """Seconds to drain ``count`` runs posted at once, and how many did not end DONE."""
@@ -142,11 +199,51 @@ class Bench:
         return time.perf_counter() - start, sum(1 for p in queued if self.status(p) != "DONE")
 
     def redeploy(self) -> float:
-        start = time.perf_counter()
+        start = time.monotonic()
         self.http.get("/processors/redeploy", params={"processorId": self.app_id("noop"), "workspace": self.workspace})
         latest = self.http.get("/process/byws", params={"workspace": self.workspace}).json()[0]
         self.wait(latest["processObjId"], {"DONE", "ERROR"})
-        return time.perf_counter() - start
+        return time.monotonic() - start
+
+
+def phase_table(benches: dict[str, Bench], labels: dict[str, str]) -> list[str]:
+    """The median time of each phase of the single no-op runs, one column per server (milliseconds)."""
+    columns: dict[str, dict[str, list[float]]] = {}
+    for mode, bench in benches.items():
+        marks = bench.phase_marks()
+        durations: dict[str, list[float]] = {}
+        for run, (asked, seen) in bench.single_runs.items():
+            found = {**marks.get(run, {}), "run asked": asked, "DONE seen": seen}
+            previous = asked
+            for name, _label in PHASES:
+                if name in found:
+                    durations.setdefault(name, []).append(found[name] - previous)
+                    previous = found[name]
+            written = found.get("status written")
+            for name, _label in AFTER_DONE:
+                if name in found and written is not None:
+                    durations.setdefault(name, []).append(found[name] - written)
+        columns[mode] = durations
+    width = 74
+    lines = [f"{'phase of a no-op run (medians, ms; each from the one before)':{width}}"
+             + "".join(f"{labels[m]:>11}" for m in benches)]
+
+    def row(name: str, label: str) -> str:
+        cells = []
+        for mode in benches:
+            values = columns[mode].get(name)
+            cells.append(f"{statistics.median(values) * 1000:11.1f}" if values else f"{'-':>11}")
+        return f"{label[:width - 1]:{width}}" + "".join(cells)
+
+    lines += [row(name, label) for name, label in PHASES]
+    totals = []
+    for bench in benches.values():
+        spans = [seen - asked for asked, seen in bench.single_runs.values()]
+        totals.append(f"{statistics.median(spans) * 1000:11.1f}" if spans else f"{'-':>11}")
+    lines.append(f"{'run asked -> DONE seen (the median of the totals)':{width}}" + "".join(totals))
+    lines.append("after DONE, off the waiting path (from the status written):")
+    lines += [row(name, "  " + label) for name, label in AFTER_DONE]
+    return lines
 
 
 def box_start_costs(rounds: int) -> tuple[float, float, float, float]:
@@ -191,14 +288,22 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=4, help="launcher workers (runs at once)")
     parser.add_argument("--find-links", type=Path, default=DEFAULT_WHEELS if DEFAULT_WHEELS.is_dir() else None,
                         help="local wheels for the environments (default: the test wheelhouse when present)")
+    parser.add_argument("--phases", action="store_true",
+                        help="trace every run and print the median time of each phase of a no-op run")
+    parser.add_argument("--keep", action="store_true", help="keep the servers' data folders (their path is printed)")
     args = parser.parse_args()
     figures: dict[str, dict[str, list[float]]] = {mode: {"running": [], "done": [], "redeploy": [], "drain": []}
                                                   for mode in MODES}
     failed = dict.fromkeys(MODES, 0)
-    with tempfile.TemporaryDirectory(prefix="wasdi-bench-launch-") as scratch:
+    place = (contextlib.nullcontext(tempfile.mkdtemp(prefix="wasdi-bench-launch-")) if args.keep
+             else tempfile.TemporaryDirectory(prefix="wasdi-bench-launch-"))
+    with place as scratch:
+        if args.keep:
+            print(f"the servers' data folders: {scratch}")
         benches = {mode: Bench(Path(scratch) / mode / "data", args.workers, args.find_links, isolation,
-                               worlds=mode != "landlock")
+                               worlds=mode != "landlock", traced=args.phases)
                    for mode, isolation in MODES.items()}
+        phases: list[str] = []
         try:
             for bench in benches.values():
                 bench.upload("noop", {"myProcessor.py": NOOP, "pip.txt": "six\n" if args.find_links else ""})
@@ -215,6 +320,8 @@ def main() -> None:
             for _ in range(5):
                 for mode, bench in benches.items():
                     figures[mode]["redeploy"].append(bench.redeploy())
+            if args.phases:
+                phases = phase_table(benches, {"required": "in worlds", "landlock": "no world", "off": "unboxed"})
         finally:
             for bench in benches.values():
                 bench.close()
@@ -247,6 +354,8 @@ def main() -> None:
           f"against <= 1.15; the median of {args.runs} back-to-back pairs)")
     print(f"run -> DONE boxed / unboxed = {ratio:.2f} ({'PASS' if ratio <= 1.1 else 'MISS'} against <= 1.1; "
           f"the median of {args.runs} back-to-back pairs)")
+    for line in phases:
+        print(line)
 
 
 if __name__ == "__main__":

@@ -34,6 +34,21 @@ def test_a_world_binds_parents_first_and_keeps_its_folders_below_its_private_tmp
     assert argv[argv.index("--chdir") + 1] == str(workspace) and argv[-2:] == ["--", "/bin/true"]
 
 
+def test_a_read_only_folder_inside_a_read_only_one_is_not_bound_again(tmp_path: Path) -> None:
+    inner = tmp_path / "app" / "venv"
+    (inner / "bin").mkdir(parents=True)
+    workspace = tmp_path / "app" / "ws"
+    workspace.mkdir()
+    (workspace / "ref").mkdir()
+    argv = bwrap_argv(World(read_only=(tmp_path / "app", inner, inner / "bin", workspace / "ref"),
+                            read_write=(workspace,)), ["/bin/true"])
+    binds = [argv[i + 1] for i, word in enumerate(argv) if word in ("--ro-bind", "--bind")]
+    assert str(tmp_path / "app") in binds and str(workspace) in binds
+    assert str(inner) not in binds and str(inner / "bin") not in binds  # shown already, read-only alike
+    assert str(workspace / "ref") in binds  # read-only inside a writable folder: bound, or it would be writable
+    assert argv.index(str(workspace / "ref")) > argv.index(str(workspace))
+
+
 def test_a_working_folder_outside_every_bind_exists_empty(tmp_path: Path) -> None:
     hidden = tmp_path / "data" / "app"
     argv = bwrap_argv(World(cwd=hidden), ["/bin/true"])

@@ -14,9 +14,14 @@ import errno
 import importlib
 import io
 import os
+import stat
 import sys
+import time
 import traceback
 from types import ModuleType
+
+UP = time.monotonic()
+"""When this interpreter was up, with its first modules (a traced run's first mark of the app: see ``mark``)."""
 
 FINAL = {"DONE", "ERROR", "STOPPED"}
 POLLING_SECONDS = 0.5
@@ -27,6 +32,27 @@ LIMITS = {
                   "(app_max_processes)",
 }
 """What a failure caused by a limit of the server's box says (the server names the limits it sees itself)."""
+
+
+def _marks_pipe() -> int | None:
+    """The box's marks descriptor of a traced run (``WASDI_BOX_MARKS_FD``; absent for every other run), checked
+    now, before this process opens anything that could take its number."""
+    try:
+        fd = int(os.environ.get("WASDI_BOX_MARKS_FD") or "")
+        return fd if stat.S_ISFIFO(os.fstat(fd).st_mode) else None
+    except (OSError, ValueError):
+        return None
+
+
+MARKS = _marks_pipe()
+
+
+def mark(name: str, when: float | None = None) -> None:
+    """Note, for a traced run (the box's launch bench), that the app reached ``name``: a line on the box's marks
+    descriptor (nothing for a run not traced)."""
+    if MARKS is not None:
+        with contextlib.suppress(OSError):
+            os.write(MARKS, f"{name}\t{time.monotonic() if when is None else when!r}\n".encode())
 
 
 def limit_passed(error: BaseException) -> str | None:
@@ -46,6 +72,7 @@ def limit_passed(error: BaseException) -> str | None:
 def _start_library() -> ModuleType:
     # the official library ships no types: as a module, its functions are what the library says they are
     wasdi = importlib.import_module("wasdi")
+    mark("library imported")
 
     wasdi.setIsOnServer(True)
     # The library's own tracing ("[INFO] waspy.updateProgressPerc( 50 )") is not the app's output: the run
@@ -77,12 +104,14 @@ def _start_library() -> ModuleType:
 
 
 def main() -> int:
+    mark("app interpreter up", UP)
     sys.path.insert(0, os.getcwd())
     try:
         wasdi = _start_library()
     except Exception:
         traceback.print_exc()
         return 2
+    mark("library ready")
     outcome = "DONE"
     try:
         app = importlib.import_module("myProcessor")
@@ -99,6 +128,7 @@ def main() -> int:
         outcome = "ERROR"
     sys.stdout.flush()
     sys.stderr.flush()
+    mark("app returned")
     try:
         status = wasdi.getProcessStatus(wasdi.getProcId())
         if status not in FINAL:
@@ -107,6 +137,7 @@ def main() -> int:
             outcome = status
     except Exception:
         traceback.print_exc()
+    mark("status written")
     return 0 if outcome == "DONE" else 1
 
 

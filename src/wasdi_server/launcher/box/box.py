@@ -25,13 +25,13 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, ClassVar
 
-from . import system, world
+from . import confine, system, world
 from .cgroups import runs_folder
 from .doors import ApiRelay, DoorPlan, DoorService, OpenDoors, RunIdentity, open_doors
 from .job import MB, Job, Limits, Outcome
-from .stages import INSIDE, JOB_FD
+from .stages import INSIDE, JOB_FD, MARKS_ENV, MARKS_FD
 from .support import KernelSupport, kernel_support
 
 if TYPE_CHECKING:
@@ -39,6 +39,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("wasdi_server.box")
 TRAMPOLINE = Path(__file__).with_name("trampoline.py")
+STAGE = Path(__file__).with_name("wasdi-box-stage")
+"""The world's stage compiled from ``stage.c`` by ``make`` (where there is no C compiler, the Python stage)."""
+STAGE_JOB_VERSION = "1"
+"""The version of the records ``stage_job`` writes, which ``stage.c`` checks (it refuses a job of another)."""
 REQUIRED = "required"
 OFF = "off"
 DNS_PORT = 53
@@ -71,6 +75,10 @@ class Box:
     """The doors each run's network namespace gets (``None``: none, a run has no network at all)."""
     cgroups_folder: str = ""
     """The folder of this server's runs' cgroups (named after its data directory); empty: the shared one."""
+    compiled_stage: bool = True
+    """Start a world with the compiled stage where ``make`` built it (``False``: always the Python stage)."""
+    trace_runs: ClassVar[bool] = False
+    """Trace every run (``Job.trace``) and log its phase marks: set by ``bench/launch.py`` in its servers."""
 
     @classmethod
     def from_settings(cls, settings: Settings, *, proxy: DoorService | None = None) -> Box:
@@ -138,20 +146,26 @@ class Box:
             return url
         return f"http://127.0.0.1:{self.doors.api_port}"
 
-    def world_of(self, job: Job, doors: OpenDoors | None) -> world.World:
+    def stage(self) -> Path | None:
+        """The compiled stage runs start with (``None``: the Python stage)."""
+        return built_stage() if self.compiled_stage else None
+
+    def world_of(self, job: Job, doors: OpenDoors | None, stage: Path | None = None) -> world.World:
         """The world ``job`` runs in: its read and write folders (less the protected ones), the box's own
-        code and interpreter to start it, the doors' folder, a private ``/tmp`` and ``/dev/shm``."""
+        code (and, for the Python stage, its interpreter) to start it, the doors' folder, a private ``/tmp``
+        and ``/dev/shm``."""
         limits = job.limits or self.limits
         memory = limits.memory_mb
         tmpfs = world.default_tmpfs(min(TMP_MB, memory) if memory else TMP_MB,
                                     min(SHM_MB, memory) if memory else SHM_MB)
-        interpreter = Path(os.path.realpath(sys.executable))
         read = [Path(p) for p in self._allowed(job.read)]
-        read += [TRAMPOLINE.parent, interpreter, system.program_root(interpreter)]
-        write = [Path(p) for p in self._allowed(job.write)]
+        read.append(TRAMPOLINE.parent)
+        if stage is None:
+            interpreter = Path(os.path.realpath(sys.executable))
+            read += [interpreter, system.program_root(interpreter)]
         if doors is not None:
-            # Writable for the forwarder's inward sockets; the program's Landlock rules leave it read-only.
-            write.append(doors.folder)
+            read.append(doors.folder)  # the door sockets the forwarder connects to
+        write = [Path(p) for p in self._allowed(job.write)]
         return world.World(tuple(read), tuple(write), tmpfs, {}, Path(job.cwd), doors is not None)
 
     def spec(self, job: Job, run_id: str, doors: OpenDoors | None = None) -> dict[str, Any]:
@@ -160,7 +174,7 @@ class Box:
         connect = {*job.connect_ports, *self.outbound_ports}
         forwards = doors.forwards() if doors is not None else []
         if self.in_worlds:
-            connect.update(port for port, _ in forwards if isinstance(port, int))
+            connect.update(port for port, _ in forwards)
             if doors is not None and self.doors is not None:
                 env.update(self.doors.env())
         elif self.confined:
@@ -170,9 +184,13 @@ class Box:
         cgroups = {name: place.for_run(run_id, self.cgroups_folder) for name, place in support.cgroups.items()
                    if (name == "memory" and limits.memory_mb) or (name == "pids" and limits.processes)}
         argv = [str(a) for a in job.argv]
+        trace = job.trace or self.trace_runs
+        if trace:
+            env[MARKS_ENV] = str(MARKS_FD)
         # Found here, on the job's PATH: once confined, the supervisor could not import what a search needs.
         program = argv[0] if "/" in argv[0] else (shutil.which(argv[0], path=env.get("PATH", "")) or argv[0])
-        return {
+        stage = self.stage() if self.in_worlds else None
+        spec: dict[str, Any] = {
             "program": program,
             "argv": argv,
             "env": env,
@@ -195,14 +213,21 @@ class Box:
             "cgroups": cgroups,
             "parent_pid": os.getpid(),
             "grace_seconds": STOP_GRACE_SECONDS,
-            "world": self._world_argv(job, doors) if self.in_worlds else [],
+            "world": self._world_argv(job, doors, stage) if self.in_worlds else [],
             "forwards": forwards,
+            "trace": trace,
         }
+        if stage is not None:
+            spec["stage_job"] = stage_job(spec)
+        return spec
 
-    def _world_argv(self, job: Job, doors: OpenDoors | None) -> list[str]:
-        interpreter = os.path.realpath(sys.executable)
-        inside = [interpreter, "-I", "-S", str(TRAMPOLINE), INSIDE, str(JOB_FD)]
-        return world.bwrap_argv(self.world_of(job, doors), inside, bwrap=self.support.world.bwrap or world.BWRAP)
+    def _world_argv(self, job: Job, doors: OpenDoors | None, stage: Path | None) -> list[str]:
+        if stage is not None:
+            inside = [str(stage), str(JOB_FD)]
+        else:
+            inside = [os.path.realpath(sys.executable), "-I", "-S", str(TRAMPOLINE), INSIDE, str(JOB_FD)]
+        return world.bwrap_argv(self.world_of(job, doors, stage), inside,
+                                bwrap=self.support.world.bwrap or world.BWRAP)
 
     def summary(self, job: Job) -> str:
         """One line for a run's log: how the run is boxed."""
@@ -227,32 +252,41 @@ class Box:
         ``on_output`` gets each line the program prints (stdout and stderr merged); ``stop`` set, or
         ``timeout`` seconds passed, end the whole run (``Outcome.stopped`` / ``timed_out``);
         ``on_start`` gets the supervisor's pid."""
+        asked = time.monotonic()
         self.check()
         run_id = job.name or uuid.uuid4().hex
         identity = job.identity or RunIdentity("", "", "", on_output or _ignore)
-        doors = open_doors(self.doors, identity, list(job.exposes)) if self.in_worlds else None
+        marks = [("box asked", asked)] if job.trace or self.trace_runs else None
+        # The supervisor's interpreter starts first and waits for its job on its input: its start overlaps the
+        # doors opening and the job being made.
+        child, report_read = _spawn_supervisor(run_id)
+        if marks is not None:
+            marks.append(("supervisor spawned", time.monotonic()))
+        doors: OpenDoors | None = None
         try:
-            return self._run(job, run_id, doors, on_output, stop, timeout, on_start)
+            try:
+                doors = open_doors(self.doors, identity) if self.in_worlds else None
+                if marks is not None:
+                    marks.append(("doors open", time.monotonic()))
+                payload = marshal.dumps(self.spec(job, run_id, doors))
+            except BaseException:
+                _abandon(child, report_read)
+                raise
+            outcome = self._run(job, child, report_read, payload, on_output, stop, timeout, on_start, marks)
         finally:
             if doors is not None:
                 doors.close()
+        if marks is not None:
+            outcome.marks = sorted(outcome.marks + marks, key=lambda m: m[1])
+            log.info("box phases of %s: %s", run_id, " ".join(f"{name.replace(' ', '_')}@{when:.6f}"
+                                                               for name, when in outcome.marks))
+        return outcome
 
-    def _run(self, job: Job, run_id: str, doors: OpenDoors | None, on_output: Callable[[str], None] | None,
-             stop: threading.Event | None, timeout: float | None,
-             on_start: Callable[[int], object] | None) -> Outcome:
-        payload = marshal.dumps(self.spec(job, run_id, doors))
+    def _run(self, job: Job, child: subprocess.Popen[bytes], report_read: int, payload: bytes,
+             on_output: Callable[[str], None] | None, stop: threading.Event | None, timeout: float | None,
+             on_start: Callable[[int], object] | None, marks: list[tuple[str, float]] | None) -> Outcome:
         limits = job.limits or self.limits
         growth = _Growth(job.grows, limits.disk_mb * MB) if limits.disk_mb and job.grows is not None else None
-        report_read, report_write = os.pipe()
-        try:
-            child = subprocess.Popen([sys.executable, "-I", "-S", str(TRAMPOLINE), str(report_write), run_id], env={},
-                                     cwd="/", stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT, pass_fds=(report_write,), start_new_session=True)
-        except OSError:
-            os.close(report_read)
-            raise
-        finally:
-            os.close(report_write)
         reader = threading.Thread(target=_pump, args=(child.stdout, on_output), daemon=True, name=f"box-{child.pid}")
         reader.start()
         report_chunks: list[bytes] = []
@@ -267,6 +301,8 @@ class Box:
                 child.stdin.write(payload)
             with contextlib.suppress(BrokenPipeError):
                 child.stdin.close()
+            if marks is not None:
+                marks.append(("job written", time.monotonic()))
             deadline = None if not timeout or timeout <= 0 else time.monotonic() + timeout
             while True:
                 try:
@@ -288,10 +324,13 @@ class Box:
         finally:
             if child.poll() is None:
                 end_supervised(child)
+            if marks is not None:
+                marks.append(("supervisor ended", time.monotonic()))
             collector.join(5.0)
             # Every process of the run is gone once the supervisor is: nothing can hold the pipe open.
             reader.join(5.0)
         report = _report(b"".join(report_chunks))
+        outcome.marks = [(str(name), float(when)) for name, when in report.get("marks") or []]
         outcome.exit_code = report.get("exit_code")
         outcome.signal = report.get("signal")
         outcome.limits += [str(n) for n in report.get("limits") or [] if str(n) not in outcome.limits]
@@ -307,6 +346,67 @@ class Box:
 
 def _ignore(line: str) -> None:
     """Where the lines of a run nobody reads go."""
+
+
+def _spawn_supervisor(run_id: str) -> tuple[subprocess.Popen[bytes], int]:
+    """The run's supervisor (the trampoline), started and waiting for its job on its input; the pipe its report
+    comes back on."""
+    report_read, report_write = os.pipe()
+    try:
+        child = subprocess.Popen([sys.executable, "-I", "-S", str(TRAMPOLINE), str(report_write), run_id], env={},
+                                 cwd="/", stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                 pass_fds=(report_write,), start_new_session=True)
+    except OSError:
+        os.close(report_read)
+        raise
+    finally:
+        os.close(report_write)
+    return child, report_read
+
+
+def _abandon(child: subprocess.Popen[bytes], report_read: int) -> None:
+    """End a supervisor that never got its job (it has done nothing yet: it reads its job first)."""
+    with contextlib.suppress(ProcessLookupError):
+        child.kill()
+    child.wait()
+    for stream in (child.stdin, child.stdout):
+        if stream is not None:
+            with contextlib.suppress(OSError):
+                stream.close()
+    os.close(report_read)
+
+
+def built_stage() -> Path | None:
+    """The compiled stage, where ``make`` built it from the ``stage.c`` beside it (``None``: not built, not
+    executable, or older than its source, which may have changed what a job holds)."""
+    try:
+        built = STAGE.stat()
+        if not os.access(STAGE, os.X_OK) or built.st_mtime < STAGE.with_name("stage.c").stat().st_mtime:
+            return None
+    except OSError:
+        return None
+    return STAGE
+
+
+def stage_job(spec: dict[str, Any]) -> bytes:
+    """A job as the compiled stage reads it: one record per value, a tag letter and the value, each ended by a
+    NUL byte (no value can hold one: paths, arguments and variables cannot)."""
+    records: list[tuple[str, str | int]] = [("V", STAGE_JOB_VERSION), ("P", spec["program"])]
+    records += [("A", arg) for arg in spec["argv"]]
+    records += [("E", f"{name}={value}") for name, value in spec["env"].items()]
+    records += [("C", spec["cwd"]), ("K", "1" if spec["confine"] else "0"), ("M", "1" if spec["trace"] else "0")]
+    for tag, key in (("R", "read"), ("W", "write"), ("D", "devices"), ("T", "connect_ports"), ("B", "bind_ports")):
+        records += [(tag, value) for value in spec[key]]
+    records += [("F", f"{port}:{path}") for port, path in spec["forwards"]]
+    if spec["confine"]:
+        records.append(("S", confine.socket_filter(confine.machine()).hex()))
+    out = bytearray()
+    for tag, value in records:
+        data = os.fsencode(str(value))
+        if b"\0" in data:
+            raise ValueError(f"a job's value holds a NUL byte: {data[:40]!r}")
+        out += tag.encode() + data + b"\0"
+    return bytes(out)
 
 
 class _Growth:

@@ -103,21 +103,6 @@ class ApiRelay:
 
 
 @dataclass(frozen=True)
-class UnixRelay:
-    """An inward door's service: each connection from outside relayed to the run's forwarder socket."""
-
-    path: str
-
-    def serve(self, connection: socket.socket, run: RunIdentity) -> None:
-        with connection, socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as inward:
-            try:
-                inward.connect(self.path)
-            except OSError:
-                return  # the run is not up yet, or over: the client sees the connection closed
-            splice(connection, inward)
-
-
-@dataclass(frozen=True)
 class Door:
     """One door of a run: its name (the socket's), its port on the run's loopback, and what answers it."""
 
@@ -166,9 +151,6 @@ class OpenDoors:
 
     doors: list[Door]
     run: RunIdentity
-    exposes: list[tuple[str, int]] = field(default_factory=list)
-    """Inward doors: (host address, port) this server listens on, each connection led to the same port on the
-    run's own loopback (a notebook's lab, reached by its user's browser)."""
     folder: Path = field(init=False)
     _listeners: list[socket.socket] = field(default_factory=list, init=False)
     _threads: list[threading.Thread] = field(default_factory=list, init=False)
@@ -186,12 +168,6 @@ class OpenDoors:
                 thread = threading.Thread(target=self._accept, args=(listener, door), daemon=True,
                                           name=f"door-{door.name}")
                 self._threads.append(thread)
-            for host, port in self.exposes:
-                outside = socket.create_server((host, port))
-                self._listeners.append(outside)
-                inward = Door(f"in-{port}", port, UnixRelay(str(self.inward_path(port))))
-                self._threads.append(threading.Thread(target=self._accept, args=(outside, inward), daemon=True,
-                                                      name=f"door-in-{port}"))
             # The run connects as whatever user it is inside its user namespace: the folder is the server's.
             os.chmod(self.folder, 0o755)
         except OSError:
@@ -203,16 +179,9 @@ class OpenDoors:
     def socket_path(self, door: Door) -> Path:
         return self.folder / f"{door.name}.sock"
 
-    def inward_path(self, port: int) -> Path:
-        """The Unix socket the run's forwarder listens on for the inward door to ``port``."""
-        return self.folder / f"in-{port}.sock"
-
-    def forwards(self) -> list[tuple[int | str, int | str]]:
-        """What the run's forwarder listens on and where it sends it: (loopback port, door socket) for each
-        door, (inward socket, loopback port) for each inward door."""
-        found: list[tuple[int | str, int | str]] = [(door.port, str(self.socket_path(door))) for door in self.doors]
-        found += [(str(self.inward_path(port)), port) for _host, port in self.exposes]
-        return found
+    def forwards(self) -> list[tuple[int, str]]:
+        """What the run's forwarder listens on and where it sends it: (loopback port, door socket) for each door."""
+        return [(door.port, str(self.socket_path(door))) for door in self.doors]
 
     def _accept(self, listener: socket.socket, door: Door) -> None:
         while not self._closed.is_set():
@@ -251,11 +220,10 @@ class OpenDoors:
         self.close()
 
 
-def open_doors(plan: DoorPlan | None, run: RunIdentity,
-               exposes: list[tuple[str, int]] | None = None) -> OpenDoors | None:
-    """A run's doors opened from the server's plan, with its inward doors (``None`` where there is no door)."""
+def open_doors(plan: DoorPlan | None, run: RunIdentity) -> OpenDoors | None:
+    """A run's doors opened from the server's plan (``None`` where there is no door)."""
     doors = plan.doors() if plan is not None else []
-    return OpenDoors(doors, run, list(exposes or [])) if doors or exposes else None
+    return OpenDoors(doors, run) if doors else None
 
 
 def describe(plan: DoorPlan | None) -> Mapping[str, str]:

@@ -1,8 +1,6 @@
 """The inside half of the box's doors (``doors.py``): in the run's own network namespace, where nothing
 but loopback exists, it listens on ``127.0.0.1:<port>`` for each door and splices every connection to
-the door's Unix socket, which the server answers; and, the other way, for each inward door (a port a
-program listens on inside, such as a notebook's lab) it listens on a Unix socket the server connects to and
-splices each connection to that port.
+the door's Unix socket, which the server answers.
 
 Started by the run's supervisor inside the world, before the program, as a process of its own (the
 program's process becomes the program).  Standard library C modules only (``_socket``, ``select``), for
@@ -19,26 +17,13 @@ BACKLOG = 64
 CHUNK = 65536
 
 
-def _socket_for(where: int | str) -> _socket.socket:
-    if isinstance(where, int):
-        return _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
-    return _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
-
-
-def _address(where: int | str) -> tuple[str, int] | str:
-    return ("127.0.0.1", where) if isinstance(where, int) else where
-
-
-def listen(forwards: list[tuple[int | str, int | str]]) -> list[tuple[_socket.socket, int | str]]:
-    """A listening socket for each (where to listen, where to connect): a door (a port of the run's loopback
-    leading to the server's Unix socket) or an inward door (a Unix socket the server connects to, leading to
-    a port the program listens on inside)."""
+def listen(forwards: list[tuple[int, str]]) -> list[tuple[_socket.socket, str]]:
+    """A listening socket for each door: (a port of the run's loopback, the server's Unix socket it leads to)."""
     found = []
-    for where, target in forwards:
-        listener = _socket_for(where)
-        if isinstance(where, int):
-            listener.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
-        listener.bind(_address(where))
+    for port, target in forwards:
+        listener = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
+        listener.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", port))
         listener.listen(BACKLOG)
         found.append((listener, target))
     return found
@@ -65,13 +50,13 @@ class _Side:
         return wanted
 
 
-def serve(listeners: list[tuple[_socket.socket, int | str]]) -> None:
+def serve(listeners: list[tuple[_socket.socket, str]]) -> None:
     """Forward every connection, for as long as the run lives (its PID namespace ends this process).
 
     One thread, one ``poll`` loop: the forwarder never starts a task, so a run that spent its process limit
     still reaches its doors (the official library reports the failure through the API door)."""
     poller = select.poll()
-    accepting: dict[int, tuple[_socket.socket, int | str]] = {}
+    accepting: dict[int, tuple[_socket.socket, str]] = {}
     sides: dict[int, _Side] = {}
     for listener, target in listeners:
         accepting[listener.fileno()] = (listener, target)
@@ -128,15 +113,15 @@ def serve(listeners: list[tuple[_socket.socket, int | str]]) -> None:
             poller.modify(side.other.fd, side.other.mask())
 
 
-def _accept(poller: select.poll, sides: dict[int, _Side], listener: _socket.socket, target: int | str) -> None:
+def _accept(poller: select.poll, sides: dict[int, _Side], listener: _socket.socket, target: str) -> None:
     try:
         client_fd, _ = listener._accept()  # type: ignore[attr-defined]  # the C socket's own accept
     except OSError:
         return
     client = _socket.socket(fileno=client_fd)
-    door = _socket_for(target)
+    door = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
-        door.connect(_address(target))
+        door.connect(target)
     except OSError:
         client.close()
         door.close()

@@ -58,14 +58,13 @@ class Job:
     name: str = ""
     limits: Limits | None = None
     """This job's limits instead of the box's (``None``: the box's)."""
-    exposes: Sequence[tuple[str, int]] = ()
-    """Ports the program listens on inside its world that the server opens on the host, at (address, port),
-    and leads in (a notebook's lab).  Unboxed, the program listens on the host itself."""
     grows: Path | None = None
     """The folder whose growth ``Limits.disk_mb`` bounds while the job runs (a run's workspace folder)."""
     identity: RunIdentity | None = None
     """Whose run this is, for the doors (the proxy logs each connection to ``identity.log``); ``None``: an
     anonymous run whose door lines go to the run's output."""
+    trace: bool = False
+    """Note when each phase of the run's start and end was reached (``Outcome.marks``; the launch bench's table)."""
 
 
 @dataclass
@@ -81,6 +80,9 @@ class Outcome:
     stopped: bool = False
     timed_out: bool = False
     error: str | None = None
+    marks: list[tuple[str, float]] = field(default_factory=list)
+    """A traced job's phases: (name, ``time.monotonic()``) in order, from the server, the supervisor, the stages
+    and the program (a program that writes its own marks: the app executor)."""
 
     @property
     def code(self) -> int:

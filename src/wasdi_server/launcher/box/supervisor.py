@@ -29,6 +29,8 @@ import resource
 import sys
 import time
 
+STARTED = time.monotonic()
+"""When this interpreter was up (a traced run's first mark of the supervisor)."""
 # ``typing.TYPE_CHECKING`` would import typing: mypy takes any name ``TYPE_CHECKING`` as true all the same.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -36,7 +38,7 @@ if TYPE_CHECKING:
     from typing import TypedDict
 
     from wasdi_server.launcher.box import confine, forwarder
-    from wasdi_server.launcher.box.stages import INSIDE, JOB_FD
+    from wasdi_server.launcher.box.stages import INSIDE, JOB_FD, MARKS_FD
 
     class Limits(TypedDict, total=False):
         """The run's limits, as ``Box.spec`` writes them."""
@@ -72,9 +74,12 @@ if TYPE_CHECKING:
         grace_seconds: float
         world: list[str]
         """The ``bwrap`` command line up to the program (``--inside 3`` at its end): empty for no world."""
-        forwards: list[tuple[int | str, int | str]]
-        """The doors: (where to listen, where to connect): a port on the run's loopback and the Unix socket the
-        server answers, or (inward doors) a Unix socket the server connects to and a port inside."""
+        forwards: list[tuple[int, str]]
+        """The doors: (a port on the run's loopback, the Unix socket the server answers there)."""
+        trace: bool
+        """Whether the stages and the program write phase marks (``stages.MARKS_FD``) for the report."""
+        stage_job: bytes
+        """The job as the compiled stage reads it, where the world starts with that stage (``box.stage_job``)."""
 
     class Report(TypedDict, total=False):
         """What the supervisor writes on ``REPORT_FD``."""
@@ -85,12 +90,14 @@ if TYPE_CHECKING:
         killed: int
         stopped: bool
         error: str
+        marks: list[tuple[str, float]]
+        """A traced run's phase marks (name, ``time.monotonic()``), in the order they were made."""
 else:
     import _signal as signal  # the C module: ``signal`` imports enum, which imports much more
 
     import confine  # a sibling module: the trampoline put this folder first on the path
     import forwarder
-    from stages import INSIDE, JOB_FD
+    from stages import INSIDE, JOB_FD, MARKS_FD
 
 EXIT_NOT_STARTED = 126
 SIGNALS_OF_LIMITS: dict[int, str] = {signal.SIGXCPU: "cpu_seconds", signal.SIGXFSZ: "file_mb"}
@@ -264,6 +271,15 @@ class Supervisor:
         self.main_status: int | None = None
         self.stopping = False
         self.killed = 0
+        self.marks: list[tuple[str, float]] = []
+        self.marks_pipe: tuple[int, int] | None = None
+        if job.get("trace"):
+            self.marks = [("supervisor up", STARTED), ("supervisor ready", time.monotonic())]
+            self.marks_pipe = os.pipe()
+
+    def mark(self, name: str) -> None:
+        if self.marks_pipe is not None:
+            self.marks.append((name, time.monotonic()))
 
     # -- the program's side of the fork ----------------------------------------------------------------
     def start_program(self) -> None:
@@ -274,7 +290,13 @@ class Supervisor:
             os.setpgid(0, 0)
             null = os.open(os.devnull, os.O_RDONLY)
             os.dup2(null, 0)
-            os.closerange(3, 1 << 16)
+            if self.marks_pipe is not None:
+                os.dup2(self.marks_pipe[1], MARKS_FD)  # inherited by the stages and the program
+                os.set_inheritable(MARKS_FD, True)  # dup2 onto itself keeps the pipe's close-on-exec
+                os.closerange(3, MARKS_FD)
+                os.closerange(MARKS_FD + 1, 1 << 16)
+            else:
+                os.closerange(3, 1 << 16)
             for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGPIPE):
                 signal.signal(sig, signal.SIG_DFL)
             self.cgroups.join()
@@ -283,16 +305,20 @@ class Supervisor:
             if world:
                 # The job travels in a memory file: a command line is readable by other users of the host.
                 fd = os.memfd_create("job", 0)
-                os.write(fd, marshal.dumps(dict(job)))
+                # the compiled stage reads records of its own (``box.stage_job``), the Python stage the job itself
+                os.write(fd, job.get("stage_job") or marshal.dumps(dict(job)))
                 os.lseek(fd, 0, os.SEEK_SET)
                 if fd != JOB_FD:
                     os.dup2(fd, JOB_FD)
                     os.close(fd)
                 os.set_inheritable(JOB_FD, True)
+                write_mark(job, "world asked")
                 os.execve(world[0], world, {})
             os.chdir(job["cwd"])
             if job.get("confine"):
                 confine_program(job)
+                write_mark(job, "confined")
+            write_mark(job, "program started")
             os.execve(job["program"], job["argv"], job["env"])
         except BaseException as e:
             try:
@@ -338,11 +364,15 @@ class Supervisor:
             if os.getppid() != int(self.job.get("parent_pid") or os.getppid()):
                 raise StopRequested  # the server died before the parent-death signal was armed
             self.cgroups.make()
+            self.mark("cgroups made")
             pid = os.fork()
             if pid == 0:
                 self.start_program()
             self.main = pid
+            if self.marks_pipe is not None:
+                os.close(self.marks_pipe[1])
             self._wait_for_main()
+            self.mark("program ended")
         except StopRequested:
             report["stopped"] = True
             self._terminate(float(self.job.get("grace_seconds") or 3.0))
@@ -351,11 +381,13 @@ class Supervisor:
         finally:
             signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGHUP, signal.SIGINT})
             self._sweep()
+            self.mark("run swept")
             report["limits"] = self._limits_passed()
             try:
                 self.cgroups.remove()
             except OSError:
                 pass
+            self.mark("cgroups removed")
         status = self.main_status
         if status is not None:
             if os.WIFSIGNALED(status):
@@ -371,6 +403,8 @@ class Supervisor:
                         report["limits"].append(name)
         report["killed"] = self.killed
         report["stopped"] = report["stopped"] or self.stopping
+        if self.marks_pipe is not None:
+            report["marks"] = sorted(self.marks + read_marks(self.marks_pipe[0]), key=lambda m: m[1])
         return report
 
     def _limits_passed(self) -> list[str]:
@@ -440,6 +474,40 @@ class Supervisor:
                 time.sleep(0.01)
 
 
+def write_mark(job: JobSpec, name: str, when: float | None = None) -> None:
+    """Note that a traced run reached ``name`` now, or ``when`` (nothing for a run not traced)."""
+    if job.get("trace"):
+        try:
+            os.write(MARKS_FD, f"{name}\t{time.monotonic() if when is None else when!r}\n".encode())
+        except OSError:
+            pass
+
+
+def read_marks(fd: int, most: int = 1 << 16) -> list[tuple[str, float]]:
+    """The marks the stages and the program wrote (every writer is gone once the run is swept; a marks pipe
+    some leftover still holds is read as far as it goes)."""
+    os.set_blocking(fd, False)
+    data = b""
+    try:
+        while len(data) < most:
+            chunk = os.read(fd, most)
+            if not chunk:
+                break
+            data += chunk
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+    found = []
+    for line in data.decode(errors="replace").splitlines():
+        name, _, when = line.rpartition("\t")
+        try:
+            found.append((name[:60], float(when)))
+        except ValueError:
+            continue
+    return found
+
+
 def confine_program(job: JobSpec) -> None:
     """The second wall, applied by the program's own process just before it becomes the program."""
     confine.drop_capabilities()
@@ -452,11 +520,13 @@ def confine_program(job: JobSpec) -> None:
 def inside() -> int:
     """The inside stage, in the run's world (``bwrap`` started it as ``trampoline.py --inside 3``): open the
     doors on the run's loopback (a forwarder process keeps them), confine, and become the program."""
+    up = time.monotonic()
     job: JobSpec | None = None
     try:
         with open(JOB_FD, "rb", closefd=True) as handle:
             job = marshal.loads(handle.read())
         assert job is not None
+        write_mark(job, "stage up", up)
         os.chdir(job["cwd"])
         listeners = forwarder.listen(list(job.get("forwards") or []))
         if listeners and os.fork() == 0:
@@ -464,6 +534,8 @@ def inside() -> int:
                 null = os.open(os.devnull, os.O_RDWR)
                 for fd in (0, 1, 2):
                     os.dup2(null, fd)
+                if job.get("trace"):
+                    os.close(MARKS_FD)
                 confine.set_not_dumpable()
                 confine.drop_capabilities()
                 confine.set_no_new_privileges()
@@ -477,9 +549,12 @@ def inside() -> int:
             forwarder.serve(listeners)
         for listener, _path in listeners:
             listener.close()
+        write_mark(job, "doors listening")
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
         if job.get("confine"):
             confine_program(job)
+            write_mark(job, "confined")
+        write_mark(job, "program started")
         os.execve(job["program"], job["argv"], job["env"])
     except BaseException as e:
         try:

@@ -15,8 +15,10 @@ without ``/proc/self/fd``).
 
 from __future__ import annotations
 
+import functools
 import glob
 import os
+import time
 from pathlib import Path
 
 SYSTEM_FOLDERS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/sys")
@@ -40,12 +42,17 @@ of the machine, so boxed runs may use it, and nothing of the server is kept ther
 
 
 def system_read() -> list[str]:
-    """Folders and files every boxed program may read and execute."""
+    """Folders and files every boxed program may read and execute (looked up at most once a minute)."""
+    return list(_system_read(int(time.monotonic() // 60)))
+
+
+@functools.lru_cache(maxsize=1)
+def _system_read(_minute: int) -> tuple[str, ...]:
     paths = [p for p in SYSTEM_FOLDERS if os.path.exists(p)]
     paths += [f"/proc/{entry}" for entry in PROC_ENTRIES]
     for entry in ETC_ENTRIES:
         paths += sorted(glob.glob(os.path.join("/etc", entry)))
-    return paths
+    return tuple(paths)
 
 
 def devices() -> list[str]:

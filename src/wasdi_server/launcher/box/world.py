@@ -20,6 +20,7 @@ import glob
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -82,7 +83,8 @@ class World:
 
 
 def _depth(path: str) -> int:
-    return len(Path(path).parts)
+    """How deep an absolute, normalised path is (``/`` 1, ``/usr`` 2), as ``Path.parts`` counts, for less."""
+    return len(path.rstrip("/").split("/"))
 
 
 def _binds(paths: Iterable[Path], option: str) -> list[tuple[str, list[str]]]:
@@ -99,7 +101,13 @@ def _binds(paths: Iterable[Path], option: str) -> list[tuple[str, list[str]]]:
 
 
 def system_mounts() -> list[tuple[str, list[str]]]:
-    """The read-only system part of every world: (path, bwrap options)."""
+    """The read-only system part of every world: (path, bwrap options), looked up at most once a minute (a file
+    of ``/etc`` added meanwhile is bound from the next minute on)."""
+    return [(path, list(options)) for path, options in _system_mounts(int(time.monotonic() // 60))]
+
+
+@functools.lru_cache(maxsize=1)
+def _system_mounts(_minute: int) -> tuple[tuple[str, tuple[str, ...]], ...]:
     found: list[tuple[str, list[str]]] = []
     for folder in SYSTEM_FOLDERS:
         if os.path.islink(folder):
@@ -112,7 +120,7 @@ def system_mounts() -> list[tuple[str, list[str]]]:
     for entry in ETC_ENTRIES:
         for path in sorted(glob.glob(os.path.join("/etc", entry))):
             found.append((path, ["--ro-bind", path, path]))
-    return found
+    return tuple((path, tuple(options)) for path, options in found)
 
 
 def bwrap_argv(world: World, command: Sequence[str], *, bwrap: str = BWRAP) -> list[str]:
@@ -135,12 +143,30 @@ def bwrap_argv(world: World, command: Sequence[str], *, bwrap: str = BWRAP) -> l
         # A working folder outside everything the world holds exists there, empty, and nothing more.
         mounts.append((cwd, 4, ["--dir", cwd]))
     seen: set[tuple[str, ...]] = set()
-    for _path, _kind, options in sorted(mounts, key=lambda m: (_depth(m[0]), m[1], m[0])):
-        if tuple(options) not in seen:
-            seen.add(tuple(options))
-            argv += options
+    applied: dict[str, list[str]] = {}
+    for path, _kind, options in sorted(mounts, key=lambda m: (_depth(m[0]), m[1], m[0])):
+        if tuple(options) in seen or _shown_already(applied, path, options):
+            continue
+        seen.add(tuple(options))
+        applied[path] = options
+        argv += options
     argv += ["--chdir", str(world.cwd), "--", *[str(part) for part in command]]
     return argv
+
+
+def _shown_already(applied: Mapping[str, list[str]], path: str, options: Sequence[str]) -> bool:
+    """Whether a read-only bind of ``path`` at its own place would show nothing new: the mount that shows
+    ``path`` now (the deepest applied at or above it: mounts are applied parents first) is a read-only bind of
+    a folder above it at its own place, which holds the same files, read-only alike.  bubblewrap makes each bind
+    read-only by walking every mount of the world, so a bind saved is worth it."""
+    if list(options) != ["--ro-bind", path, path]:
+        return False
+    parts = path.rstrip("/").split("/")
+    for end in range(len(parts), 0, -1):
+        above = "/".join(parts[:end]) or "/"
+        if above in applied:
+            return applied[above] == ["--ro-bind", above, above]
+    return False
 
 
 @dataclass(frozen=True)
