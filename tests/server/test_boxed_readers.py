@@ -137,18 +137,30 @@ def test_a_published_product_swapped_for_a_hostile_vrt_is_refused_by_the_wms(
 
 
 def test_a_reader_lives_in_namespaces_of_its_own(server: Server, alice: Person, normal: tuple[str, str]) -> None:
-    """The reader that drew the map is in a mount and a network namespace of its own (bubblewrap's)."""
+    """The reader that drew the map is in a mount and a network namespace of its own (bubblewrap's), with no
+    capability."""
     _, layer = normal
     assert wms(server, alice, **WEB_CLIENT_TILE, layers=layer, bbox=TILE).status_code == 200
     pids = server.services.maps.map_server.reads.process_ids()
     assert pids
     found = []
+    held = []
     for pid in pids:
         for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
             for grandchild in [child, *Path(f"/proc/{child}/task/{child}/children").read_text().split()]:
                 found.append({ns: os.readlink(f"/proc/{grandchild}/ns/{ns}") for ns in ("mnt", "net", "pid")})
+                held.append(_capabilities(grandchild))
     mine = {ns: os.readlink(f"/proc/self/ns/{ns}") for ns in ("mnt", "net", "pid")}
     assert found and all(all(spaces[ns] != mine[ns] for ns in mine) for spaces in found), (found, mine)
+    # a server run as root (as here in CI) would otherwise give the reader every capability of its namespace
+    assert held and all(caps == {"CapEff": 0, "CapPrm": 0, "CapBnd": 0} for caps in held), held
+
+
+def _capabilities(pid: str) -> dict[str, int]:
+    """The effective, permitted and bounding capability sets of a process, as numbers."""
+    lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+    return {key: int(value, 16) for key, _, value in (line.partition(":\t") for line in lines)
+            if key in ("CapEff", "CapPrm", "CapBnd")}
 
 
 def test_readers_of_the_last_published_layers_start_with_the_server(tmp_path: Path) -> None:

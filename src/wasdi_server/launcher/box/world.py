@@ -127,7 +127,9 @@ def bwrap_argv(world: World, command: Sequence[str], *, bwrap: str = BWRAP) -> l
     """The ``bwrap`` command line that runs ``command`` in ``world`` (run it with ``world.env`` as its
     environment).  Mounts are ordered parents first, so a workspace below ``/tmp`` is bound over the
     private ``/tmp`` rather than hidden by it."""
-    argv = [bwrap, *(_UNSHARE[name] for name in NAMESPACES if name in _UNSHARE),
+    # --cap-drop ALL: a server started as root would otherwise hand every capability of the new user namespace
+    # to the world's first process (a reader has no stage of its own that drops them)
+    argv = [bwrap, *(_UNSHARE[name] for name in NAMESPACES if name in _UNSHARE), "--cap-drop", "ALL",
             "--die-with-parent", "--new-session", "--hostname", world.hostname,
             "--proc", "/proc", "--dev", "/dev"]
     mounts: list[tuple[str, int, list[str]]] = []
