@@ -18,8 +18,9 @@ from pathlib import Path
 from wasdi_sdk.units import human_size
 
 from ..files_beneath import NotRegularFile, open_regular_fd
+from ..launcher.http_import import Progress
 from ..launcher.operations import OperationContext, OperationFailed, operation
-from ..launcher.ops_products import Progress, reported
+from ..launcher.ops_products import reported
 from ..messages import OK
 from ..providers.outbound import OutboundPolicy
 from ..services import readers
