@@ -6,7 +6,7 @@
   first answer's validator; ``resumes`` times); a server that answers a range with the whole file starts over.
 - The bytes are hashed as they are written, against the item's ``file:checksum`` and the answer's
   ``Content-MD5`` where either is known: the file is never read back to be checked.
-- The body of a plain HTTP/1.1 answer of known length (``Content-Length``, no content encoding) is read from
+- The body of a plain HTTP/1.x answer of known length (``Content-Length``, no content encoding) is read from
   the connection's socket into one reused buffer of ``BUFFER_BYTES`` once httpx has read the headers (and the
   first body bytes it holds): httpx's own body loop hands over 64 KiB at a time, each copied three times by h11
   and httpcore, which costs an import of hundreds of MB about twice what ``curl`` takes.  Any other answer (a
@@ -299,13 +299,13 @@ class _Receiver:
 
 
 def _direct_length(response: Any) -> int | None:
-    """The body length to read from the socket directly, or ``None`` when httpx must read it: only an HTTP/1.1
+    """The body length to read from the socket directly, or ``None`` when httpx must read it: only an HTTP/1.x
     answer of known length without content encoding, on a socket that is the origin's own (a TLS tunnel inside
     another TLS connection, through a proxy, hands out the outer socket: its bytes are not the body)."""
     length = response.headers.get("content-length", "")
     encoding = response.headers.get("content-encoding", "identity").strip().lower()
-    if response.http_version != "HTTP/1.1" or not length.isdigit() or encoding not in ("", "identity") \
-            or "transfer-encoding" in response.headers:
+    if response.http_version not in ("HTTP/1.1", "HTTP/1.0") or not length.isdigit() \
+            or encoding not in ("", "identity") or "transfer-encoding" in response.headers:
         return None
     stream = response.extensions.get("network_stream")
     sock = stream.get_extra_info("socket") if stream is not None else None
