@@ -5,16 +5,15 @@ product's ProductViewModel as payload (INGEST, DOWNLOAD, SHARE), the PublishBand
 (PUBLISHBAND) or null (DELETE).  Failures raise ``OperationFailed``; the launcher then records ERROR and
 sends the same code with ``KO`` and the message.
 
-DOWNLOAD fetches ``fileUrl``: ``http``/``https`` streamed with httpx through the outbound guard
-(``providers/outbound.py``: no loopback or private addresses unless allowed, redirects judged hop by hop;
-a non-200 answer fails), ``file://`` copied from an allowed folder; both into a hidden partial file in the
-workspace folder that is put into place only when complete, never over another file (see
-``services/products/imports.py``).  A dropped connection is continued with an HTTP range from the bytes already
-received (``If-Range`` on the first answer's validator; ``import_resume_attempts`` times), the bytes are checked
-against the item's ``file:checksum`` or the answer's ``Content-MD5`` where either is known, and at most
-``import_downloads_per_provider`` imports of one provider download at once.  Progress goes to ``progressPerc``
-(0-95 while transferring, at most one update a second), and the file size to ``fileSize``; the catalogue
-item's properties stay with the product.
+DOWNLOAD fetches ``fileUrl``: ``http``/``https`` through the outbound guard (``launcher/http_import.py``: ranges
+after a dropped connection, ``import_resume_attempts`` times; the item's ``file:checksum`` and the answer's
+``Content-MD5`` checked as the bytes are written), ``file://`` copied from an allowed folder; both into a hidden
+partial file in the workspace folder that is put into place only when complete and durable, never over another
+file (see ``services/products/imports.py``).  At most ``import_downloads_per_provider`` imports of one provider
+download at once.  The workspace's reader is started when the operation begins, so the ingestion read that gives
+the product its bands and footprint (before DONE) rarely waits for one.  Progress goes to ``progressPerc`` (0-95
+while transferring, at most one update a second), and the file size to ``fileSize``; the catalogue item's
+properties stay with the product.  Each import logs one line of where its time went (``launcher/phases.py``).
 """
 
 from __future__ import annotations
