@@ -3,8 +3,11 @@ quota and mission checks, and publishing bands (WAITFORRABBIT, then PUBLISHBAND)
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import http.server
 import json
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -502,3 +505,50 @@ def test_a_link_a_search_found_is_named_after_its_item(server: Server, alice: Pe
     assert item_product_name(link, "S2A_32TMR_20230105_0_L2A") == "S2A_32TMR_20230105_0_L2A.tif"
     r = server.post("/filebuffer/download", alice, json=import_body(ws, link, name="mine"))
     assert wait_process(server, r.json["stringValue"])["productName"] == "mine.tif"
+
+
+def test_bodies_with_and_without_a_length_are_imported_byte_for_byte(server: Server, alice: Person,
+                                                                      ws: str) -> None:
+    """A body of known length is read from the socket past httpx's first bytes, one without (chunked) through
+    httpx: both land whole, and a Content-MD5 that does not match the bytes fails the import."""
+    body = os.urandom(3 * 1024 * 1024 + 12345)
+    good_md5 = base64.b64encode(hashlib.md5(body, usedforsecurity=False).digest()).decode()
+
+    class Sender(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_GET(self) -> None:
+            self.send_response(200)
+            if self.path.startswith("/chunked"):
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                for start in range(0, len(body), 200_000):
+                    piece = body[start:start + 200_000]
+                    self.wfile.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
+                self.wfile.write(b"0\r\n\r\n")
+                return
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Content-MD5", good_md5 if self.path.startswith("/sized") else
+                             base64.b64encode(b"\x00" * 16).decode())
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args) -> None:
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Sender)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    server.services.settings.import_allowed_hosts = ["127.0.0.1"]
+    base = f"http://127.0.0.1:{httpd.server_address[1]}"
+    try:
+        for name in ("sized.bin", "chunked.bin"):
+            r = server.post("/filebuffer/download", alice, json=import_body(ws, f"{base}/{name}"))
+            assert wait_process(server, r.json["stringValue"])["status"] == "DONE"
+            assert (folder(server, ws) / name).read_bytes() == body
+        r = server.post("/filebuffer/download", alice, json=import_body(ws, f"{base}/damaged.bin"))
+        process = wait_process(server, r.json["stringValue"])
+        assert process["status"] == "ERROR" and "md5 checksum" in process["payload"]
+        assert not (folder(server, ws) / "damaged.bin").exists()
+    finally:
+        httpd.shutdown()
+        httpd.server_close()

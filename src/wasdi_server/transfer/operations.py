@@ -20,8 +20,9 @@ from wasdi_sdk.units import human_size
 from ..domains.products import product_files
 from ..domains.products.service import copy_items
 from ..files_beneath import NotRegularFile, open_regular_fd
+from ..launcher.http_import import Progress
 from ..launcher.operations import OperationContext, OperationFailed, operation
-from ..launcher.ops_products import Progress, reported
+from ..launcher.ops_products import reported
 from ..messages import OK
 from ..paths import folder_size
 from ..providers.outbound import OutboundPolicy

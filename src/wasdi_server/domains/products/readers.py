@@ -134,11 +134,14 @@ def product_info_from(data: Any) -> ProductInfo:
 
 # -- helpers -------------------------------------------------------------------------------------
 def rasterio_available() -> bool:
+    """Whether rasterio is installed.  Found, not imported: the server's own process never opens a raster, and
+    importing GDAL there would cost a second and tens of MB for nothing."""
+    import importlib.util
+
     try:
-        import rasterio  # noqa: F401
-    except ImportError:
+        return importlib.util.find_spec("rasterio") is not None
+    except (ImportError, ValueError):
         return False
-    return True
 
 
 def format_bbox(bounds: tuple[float, float, float, float]) -> str:

@@ -172,11 +172,18 @@ def main(argv: list[str]) -> int:
     jobs = Connection(0, writable=False)
     for name, value in gdal_environment().items():
         os.environ.setdefault(name, value)
-    os.nice(NICENESS)
     from wasdi_server.launcher.box.raster_references import ReferenceRefused
 
     reader = Reader(json.loads(argv[0]) if argv else [])
-    from wasdi_server.providers.wms import render  # noqa: F401  (GDAL and numpy loaded before "ready")
+    # GDAL and numpy loaded before "ready": render imports rasterio only inside its functions, and that import takes
+    # seconds a reader started ahead of its first read (an import's ingestion) should not leave to that read.
+    # boto3, which rasterio imports when it is installed (for S3 sessions), is kept out: a reader has no network,
+    # and it would double the time a reader takes to start.
+    sys.modules.setdefault("boto3", None)  # type: ignore[arg-type]
+    from wasdi_server.providers.wms import render  # noqa: F401
+    with contextlib.suppress(ImportError):  # without the geo extra, reads answer file-level facts
+        import rasterio  # noqa: F401
+    os.nice(NICENESS)  # after the imports: a request may be waiting for this start; reads are what may be long
 
     _send(results, {"status": "ready", "value": os.getpid()})
     while True:

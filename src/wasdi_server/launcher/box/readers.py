@@ -177,13 +177,15 @@ class ReaderPool:
 
     # -- the queue ------------------------------------------------------------------------------
     def _assign(self) -> None:
-        """Give the waiting reads, oldest first, what is free (called with the lock held)."""
-        while self._waiting:
-            ticket = self._waiting[0]
+        """Give the waiting reads, oldest first, what is free (called with the lock held).  A read of a world whose
+        reader is being started ahead (``warm``) waits for that one rather than starting a second."""
+        for ticket in list(self._waiting):
             same = next((r for r in self._idle if r.key == ticket.key), None)
             if same is not None:
                 self._idle.remove(same)
                 ticket.reader = same
+            elif ticket.key in self._warming:
+                continue
             elif self._live < self.workers:
                 self._live += 1
             elif self._idle:
@@ -191,7 +193,7 @@ class ReaderPool:
             else:
                 return
             ticket.assigned = True
-            self._waiting.popleft()
+            self._waiting.remove(ticket)
             self._changed.notify_all()
 
     def _take(self, key: WorldKey) -> _Reader | None:
@@ -206,6 +208,8 @@ class ReaderPool:
             self._assign()
             deadline = time.monotonic() + self.wait_seconds
             while not ticket.assigned:
+                if key in self._warming:  # its reader is starting (bounded by STARTUP_SECONDS): not busy
+                    deadline = max(deadline, time.monotonic() + self.wait_seconds)
                 remaining = deadline - time.monotonic()
                 if remaining <= 0 or self._closed:
                     self._waiting.remove(ticket)
@@ -213,9 +217,12 @@ class ReaderPool:
                 self._changed.wait(remaining)
             return ticket.reader
 
-    def _give_back(self, reader: _Reader | None) -> None:
-        """A slot done with: its reader idle again, or (``None``: it was stopped) the slot free."""
+    def _give_back(self, reader: _Reader | None, warmed: WorldKey | None = None) -> None:
+        """A slot done with: its reader idle again, or (``None``: it was stopped) the slot free; ``warmed``: the
+        world whose reader was being started ahead (the reads waiting for it take it now, or a slot)."""
         with self._lock:
+            if warmed is not None:
+                self._warming.discard(warmed)
             if reader is not None and not self._closed:
                 self._idle.append(reader)
             else:
@@ -289,9 +296,7 @@ class ReaderPool:
                 reader = self._start(key)
             except (OSError, ReadRefused) as e:
                 log.warning("a file reader could not be started ahead: %s", e)
-            with self._lock:
-                self._warming.discard(key)
-            self._give_back(reader)
+            self._give_back(reader, warmed=key)
 
         threading.Thread(target=start, name="reader-warm", daemon=True).start()
         return True

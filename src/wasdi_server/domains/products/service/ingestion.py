@@ -28,10 +28,13 @@ class ProductIngestion(ProductRecords):
     """INGEST: records from files, queued or at once; uploads placed into workspace folders."""
 
     def ingest_file(self, workspace: dict[str, Any], file_name: str, *, style: str | None = None,
-                    platform: str | None = None, footprint: str | None = None) -> dict[str, Any]:
-        """Read the file and create (or refresh) its record.  The file must be in the workspace folder."""
+                    platform: str | None = None, footprint: str | None = None,
+                    info: readers.ProductInfo | None = None) -> dict[str, Any]:
+        """Read the file (unless ``info`` is what ``read_product`` read of it) and create (or refresh) its record.
+        The file must be in the workspace folder."""
         path = self.reader_path(workspace, file_name)
-        info = self.read_product(workspace, path)
+        if info is None:
+            info = self.read_product(workspace, path)
         workspace_id = workspace["workspaceId"]
         bands = []
         for band in info.bands:

@@ -104,6 +104,13 @@ class ProductRecords:
         except (ValueError, KeyError, TypeError) as e:
             raise ServerFailure(f"{path.name} could not be read") from e
 
+    def warm_reader(self, workspace: dict[str, Any]) -> None:
+        """Start a reader of ``workspace``'s folder now, in the background, for a read that will follow (an
+        import's ingestion): it starts while other work goes on, not when the read is asked."""
+        warm = getattr(self.reads, "warm", None)
+        if warm is not None and readers.rasterio_available():
+            warm((self.workspaces.folder(workspace),))
+
     def read_metadata(self, workspace: dict[str, Any], path: Path) -> dict[str, Any]:
         """The metadata tree of ``path``, a file of ``workspace``'s folder, read by a boxed reader."""
         if not readers.rasterio_available():
