@@ -17,6 +17,7 @@ from tests.server.app_fixtures import make_app
 from tests.server.snap import graph
 from tests.server.user_estate import SLD
 
+from wasdi_server.domains.apps import app_uploads
 from wasdi_server.domains.apps import apps as apps_module
 from wasdi_server.domains.workspaces import workspaces as workspaces_module
 
@@ -366,7 +367,7 @@ def app_zip(tmp_path: Path) -> Path:
 # Where an app's new files can be interrupted: (object to patch, attribute) relative to the services.
 APP_FILES_CRASH_POINTS = {
     "before the change is recorded": lambda s: (s.intents, "record"),
-    "before the files are in place": lambda s: (apps_module, "replace_folder"),
+    "before the files are in place": lambda s: (app_uploads, "replace_folder"),
     "after the files, before the record": lambda s: (s.apps.records.processors, "insert"),
     "after the record, before the build is queued": lambda s: (s.processes, "create"),
 }
