@@ -68,17 +68,20 @@ is one unit of work (``pytest_xdist_make_scheduler`` below), so its tests run on
 once, not once per worker."""
 
 FIRST = (
-    "server/test_apps.py",  # 225 s one after the other (load 5-11), in a stage of ~2,100 s
-    "server/test_crash_atomic.py",  # 136 s
-    "server/test_fuzz.py",  # 82 s
-    "e2e/",
-    "examples/",
+    # the longest single tests of the slow stage (--durations, -n 2, load 5-10): 134 s, 81 s, 71 s, 56 s, 52 s
+    "e2e/test_readme_tour.py",
+    "e2e/test_crash_cascades_e2e.py",  # five tests of 50-81 s
+    "e2e/test_crash_e2e.py",  # 71 s and 55 s
+    "server/test_stac_real.py",
     "docs/test_tutorials.py",
-    "server/test_app_engines.py",  # 50 s
-    "server/test_notebooks.py",  # 40 s
+    # the longest files one after the other (load 5-11): 225 s, 136 s, 82 s
+    "server/test_apps.py",
+    "server/test_crash_atomic.py",
+    "server/test_fuzz.py",
+    "e2e/",
 )
 """Slow paths that take longest, started first: a stage ends when its last test does, and long tests started
-last leave one worker idle while the other finishes them. (Groups of ``ONE_WORKER`` and ``xdist_group`` are
+last leave one worker idle while the other finishes them. (The modules of ``ONE_WORKER``, each one unit, are
 handed out before any single test anyway.) The other tests keep the order they are collected in."""
 
 
