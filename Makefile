@@ -6,7 +6,8 @@ DATA_DIR ?= ./.wasdi-data
 # HOST and PORT reach `serve` only when given (`make run PORT=18081`): otherwise the settings decide
 # (WASDI_SERVER_PORT, a --config file; default 127.0.0.1:8080).
 SERVE_ADDRESS = $(if $(HOST), --host $(HOST))$(if $(PORT), --port $(PORT))
-# Two workers; a module whose tests share one costly fixture names an xdist_group and stays on one worker.
+# Two workers; a module whose tests share one costly fixture is named in tests/conftest.py's ONE_WORKER and runs
+# on one worker, and the longest slow tests (its FIRST) start first.
 PYTEST = $(BIN)/python -m pytest -n 2 --dist loadgroup
 
 .PHONY: run test test-quick test-install lint typecheck async docs bench fuzz clean stage

@@ -54,12 +54,77 @@ SLOW = (
 does not run them."""
 
 
+ONE_WORKER = (
+    "clients/test_shared_suite.py",  # a real server for the module: each of two workers started one (54 s each)
+    "server/test_access_matrix.py",  # apps built and run once for the module
+    "server/test_notebook_proxy.py",  # a boxed JupyterLab started for the module
+    "examples/test_examples.py",  # a real server for the module, with the apps the examples deploy
+    "e2e/test_nodes_e2e.py",  # a deployment of several node processes over PostgreSQL for the module
+    "e2e/test_connection_storm.py",  # a real server for the module
+    "docs/test_site.py",  # the site built once for the module (its xdist_group mark says the same)
+)
+"""Modules whose tests share a costly module-scoped fixture: under ``make test``'s ``-n 2 --dist loadgroup`` each
+is one unit of work (``pytest_xdist_make_scheduler`` below), so its tests run on one worker and the fixture is made
+once, not once per worker."""
+
+FIRST = (
+    # the longest single tests of the slow stage (--durations, -n 2, load 5-10): 134 s, 81 s, 71 s, 56 s, 52 s
+    "e2e/test_readme_tour.py",
+    "e2e/test_crash_cascades_e2e.py",  # five tests of 50-81 s
+    "e2e/test_crash_e2e.py",  # 71 s and 55 s
+    "server/test_stac_real.py",
+    "docs/test_tutorials.py",
+    # the longest files one after the other (load 5-11): 225 s, 136 s, 82 s
+    "server/test_apps.py",
+    "server/test_crash_atomic.py",
+    "server/test_fuzz.py",
+    "e2e/",
+)
+"""Slow paths that take longest, started first: a stage ends when its last test does, and long tests started
+last leave one worker idle while the other finishes them. (The modules of ``ONE_WORKER``, each one unit, are
+handed out before any single test anyway.) The other tests keep the order they are collected in."""
+
+
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` selects by the marks
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Marks ``slow`` every test under a path of ``SLOW``."""
+    """Marks ``slow`` every test under a path of ``SLOW``, and puts the tests under a path of ``FIRST`` before the
+    other slow tests (the quick ones first of all, in a run of both)."""
+    rank: dict[int, int] = {}
     for item in items:
         where = Path(item.path).resolve().relative_to(TESTS).as_posix()
         if where.startswith(SLOW):
             item.add_marker(pytest.mark.slow)
+            rank[id(item)] = next((n for n, path in enumerate(FIRST) if where.startswith(path)), len(FIRST))
+    # A stable sort: each module's tests stay together and in their order; every worker sorts alike.
+    items.sort(key=lambda item: rank.get(id(item), -1))
+
+
+def one_worker_scope(nodeid: str, rootpath: Path) -> str | None:
+    """The unit of work of a test of a module of ``ONE_WORKER`` (its module's node id), else ``None``."""
+    module = nodeid.split("::", 1)[0]
+    try:
+        where = (rootpath / module).resolve().relative_to(TESTS).as_posix()
+    except ValueError:
+        return None
+    return module if where in ONE_WORKER else None
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadgroup``, with each module of ``ONE_WORKER`` one group.
+
+    xdist groups by a suffix it writes into each test's node id, which pytest 9.2's node ids no longer take
+    (pytest-dev/pytest-xdist#1386): its groups, ``xdist_group`` marks included, are silently ignored. The
+    scheduler sees only node ids, so the modules are named here rather than marked."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class ModuleGroups(LoadGroupScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return one_worker_scope(nodeid, config.rootpath) or super()._split_scope(nodeid)
+
+    return ModuleGroups(config, log)
 
 
 @pytest.fixture(autouse=True)

@@ -57,6 +57,9 @@ class Collected:
     def add_marker(self, marker: pytest.MarkDecorator) -> None:
         self.markers.append(marker)
 
+    def get_closest_marker(self, name: str) -> pytest.Mark | None:
+        return next((m.mark for m in self.markers if m.name == name), None)
+
 
 def test_tests_under_a_slow_path_are_marked_slow_and_no_others() -> None:
     from tests.conftest import TESTS, pytest_collection_modifyitems
@@ -67,3 +70,44 @@ def test_tests_under_a_slow_path_are_marked_slow_and_no_others() -> None:
     pytest_collection_modifyitems([e2e, tutorials, quick])  # type: ignore[list-item]
     assert [m.name for m in e2e.markers] == ["slow"] and [m.name for m in tutorials.markers] == ["slow"]
     assert quick.markers == []
+
+
+def test_the_longest_slow_tests_come_first() -> None:
+    from tests.conftest import FIRST, TESTS, pytest_collection_modifyitems
+
+    for where in FIRST:
+        assert (TESTS / where).exists(), f"tests/conftest.py's FIRST names {where}, which is gone"
+    packaging = Collected(TESTS / "packaging" / "test_floor.py")
+    matrix = Collected(TESTS / "server" / "test_access_matrix.py")
+    apps = Collected(TESTS / "server" / "test_apps.py")
+    quick = Collected(TESTS / "sdk" / "test_atomic_files.py")
+    items = [packaging, matrix, apps, quick]
+    pytest_collection_modifyitems(items)  # type: ignore[arg-type]
+    assert items == [quick, apps, packaging, matrix]  # the quick ones, then FIRST's, then the other slow ones
+
+
+def test_a_costly_module_is_one_unit_of_work_and_other_tests_one_each() -> None:
+    from tests.conftest import ONE_WORKER, TESTS, one_worker_scope
+
+    for where in ONE_WORKER:
+        assert (TESTS / where).exists(), f"tests/conftest.py's ONE_WORKER names {where}, which is gone"
+    matrix = "tests/server/test_access_matrix.py"
+    assert one_worker_scope(f"{matrix}::test_cell[admin-GET /ws/byuser]", ROOT) == matrix
+    assert one_worker_scope(f"{matrix}::test_other", ROOT) == matrix
+    assert one_worker_scope("tests/server/test_apps.py::test_x", ROOT) is None
+    assert one_worker_scope("elsewhere/test_x.py::test_x", ROOT) is None
+
+
+def test_under_loadgroup_the_scheduler_makes_each_costly_module_one_unit(pytestconfig: pytest.Config,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.conftest import pytest_xdist_make_scheduler
+
+    options = {"dist": "loadgroup", "tx": ["2*popen"]}
+    monkeypatch.setattr(pytestconfig, "getvalue", lambda name, *_: options.get(name))
+    scheduler = pytest_xdist_make_scheduler(pytestconfig, None)
+    matrix = "tests/server/test_access_matrix.py"
+    assert scheduler._split_scope(f"{matrix}::test_cell[a]") == scheduler._split_scope(f"{matrix}::test_b") == matrix
+    assert scheduler._split_scope("tests/server/test_apps.py::test_x") == "tests/server/test_apps.py::test_x"
+    assert scheduler._split_scope("tests/server/test_apps.py::test_x@g") == "g"  # xdist's own groups as before
+    options["dist"] = "load"
+    assert pytest_xdist_make_scheduler(pytestconfig, None) is None  # other modes are xdist's

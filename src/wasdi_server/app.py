@@ -52,7 +52,8 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
     middleware: list[HostHeaderGuard | CORSMiddleware] = [HostHeaderGuard()]
     if origins:
         middleware.append(falcon.CORSMiddleware(allow_origins=origins if origins != ["*"] else "*"))
-    app = WasdiApp(middleware=middleware, router=StaticFirstRouter())
+    router = StaticFirstRouter()
+    app = WasdiApp(middleware=middleware, router=router)
     app.req_options.auto_parse_form_urlencoded = False
     app.req_options.strip_url_path_trailing_slash = True
     routes: dict[str, object] = dict(route_table(services))
@@ -65,9 +66,9 @@ def create_app(settings: Settings | None = None, services: Services | None = Non
         routes[node_call.ROUTE] = node_call(services)
     # Every route also lives under the original server's path, so clients configured for it work as they are.
     table = [(prefix + path, resource) for path, resource in routes.items() for prefix in ("", LEGACY_BASE_PATH)]
-    for number, (path, resource) in enumerate(table, start=1):
-        # Compiled with the last route, at start: else the first request pays for compiling ~450 routes.
-        app.add_route(path, resource, compile=number == len(table))
+    # Compiled now, at start (else the first request pays for compiling ~450 routes), from a tree built once per
+    # process: the tests and a deployment's nodes build many apps of the same routes.
+    router.add_routes(table)
     if web_client is not None:
         app.add_sink(web_client, prefix="/")  # asked only for paths no API route matched
     app.services = services

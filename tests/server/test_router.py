@@ -4,6 +4,7 @@ route every request exactly as falcon's compiled router does."""
 from __future__ import annotations
 
 import falcon
+import pytest
 from falcon import testing
 from falcon.routing import CompiledRouter
 from tests.conftest import Server
@@ -81,3 +82,65 @@ def test_a_falcon_app_routes_through_it() -> None:
         assert client.simulate_get("/ws/byuser").json == {"resource": "byuser", "params": {}}
         assert client.simulate_get("/ws/w1").json == {"resource": "one", "params": {"workspace": "w1"}}
     assert client.simulate_get("/ws/w1/x").status_code == 404
+
+
+def table(tag: str) -> list[tuple[str, Named]]:
+    """ROUTES under both prefixes, with one template given twice (the later resource must win)."""
+    rows = [(prefix + template, Named(f"{tag} {name}")) for template, name in ROUTES.items()
+            for prefix in ("", "/legacy")]
+    return [*rows, ("/ws/byuser", Named(f"{tag} byuser again"))]
+
+
+def test_routes_added_at_once_route_as_routes_added_one_by_one() -> None:
+    rows = table("one")
+    reference = CompiledRouter()
+    for template, resource in rows:
+        reference.add_route(template, resource)
+    ours = StaticFirstRouter()
+    ours.add_routes(rows)
+    paths = PATHS + ["/legacy" + p for p in PATHS]
+    for _ in range(2):
+        assert [summary(ours.find(p)) for p in paths] == [summary(reference.find(p)) for p in paths]
+    assert summary(ours.find("/ws/byuser"))[0] == "one byuser again"  # type: ignore[index]
+
+
+def test_routers_given_the_same_routes_each_route_to_their_own_resources() -> None:
+    first, second = StaticFirstRouter(), StaticFirstRouter()
+    first.add_routes(table("first"))
+    second.add_routes(table("second"))  # the tree built for the first is copied, with the second's resources
+    for path in ["/ws/abc", "/legacy/images/a/b", "/ws/byuser"]:
+        for router, tag in ((first, "first"), (second, "second")):
+            found = router.find(path)
+            assert found is not None
+            resource, method_map, _, _ = found
+            assert resource.name.startswith(tag + " ")  # type: ignore[attr-defined]
+            assert method_map["GET"].__self__ is resource
+    client = testing.TestClient(falcon.App(router=second))
+    assert client.simulate_get("/ws/w1").json == {"resource": "second one workspace", "params": {"workspace": "w1"}}
+    assert client.simulate_post("/ws/w1").status_code == 405
+    assert client.simulate_options("/ws/w1").headers["allow"] == "GET"
+
+
+def test_a_responder_set_on_one_instance_is_found_as_falcon_finds_it() -> None:
+    rows = table("own")
+    odd = Named("odd")
+    odd.on_put = odd.on_get  # type: ignore[attr-defined]
+    rows.append(("/odd", odd))
+    ours = StaticFirstRouter()
+    ours.add_routes(rows)
+    found = ours.find("/odd")
+    assert found is not None and found[0] is odd and "PUT" in found[1]
+
+
+def test_templates_falcon_app_refuses_are_refused_at_once_too() -> None:
+    for bad in ("ws/byuser", "/ws//byuser"):
+        with pytest.raises(ValueError, match="uri_template"):
+            StaticFirstRouter().add_routes([(bad, Named("bad"))])
+
+
+def test_a_router_with_routes_already_adds_more_one_by_one() -> None:
+    ours = StaticFirstRouter()
+    ours.add_route("/first", Named("first"))
+    ours.add_routes(table("more"))
+    assert summary(ours.find("/first"))[0] == "first"  # type: ignore[index]
+    assert summary(ours.find("/ws/abc"))[0] == "more one workspace"  # type: ignore[index]
