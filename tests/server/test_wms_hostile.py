@@ -5,6 +5,7 @@ process with a deadline and cannot starve other requests, and a map's memory doe
 from __future__ import annotations
 
 import json
+import select
 import statistics
 import subprocess
 import sys
@@ -152,8 +153,13 @@ WINDOWS = 3
 server a map request holds (the finding: minutes) fails every window."""
 
 
+LOADED_MACHINE_FACTOR = 5.0
+"""How much slower than before the attack /wasdi/hello may answer during it, where the machine itself is slow."""
+
+
 MIN_ATTACK_SECONDS = 12.0
-"""Long enough for the first hostile maps to be drawn (or refused past their wait) and answered."""
+"""Long enough for the first hostile maps to be drawn (or refused past their wait) and answered; the attack goes
+on past it until the first answer comes."""
 
 
 def hello_p99(client: httpx.Client) -> float:
@@ -170,38 +176,61 @@ def hello_p99(client: httpx.Client) -> float:
     return statistics.quantiles(latencies, n=100)[98]
 
 
+def first_answers(attackers: list[subprocess.Popen[str]], not_before: float, deadline: float) -> list[str]:
+    """The statuses the attackers printed until ``not_before`` and then until the first one (or ``deadline``)."""
+    answered: list[str] = []
+    streams = {attacker.stdout: attacker for attacker in attackers if attacker.stdout is not None}
+    while (now := time.monotonic()) < deadline and streams and (now < not_before or not answered):
+        ready, _, _ = select.select(list(streams), [], [], min(0.5, deadline - now))
+        for stream in ready:
+            line = stream.readline()
+            if line:
+                answered.append(line.strip())
+            else:
+                del streams[stream]
+    return answered
+
+
 def test_hostile_maps_leave_the_server_answering(server: Server, alice: Person, layer: str,
                                                  socket_server: str) -> None:
     """While hostile GetMaps run back to back (the probe's box, the largest maps the budget allows, more of
     them than there are drawing processes), /wasdi/hello answers within 100 ms at the 99th percentile (in one
-    of ``WINDOWS`` measurements, so that another program's burst on a shared machine is not the server's).  The
-    attackers are other processes, as they would be (only the server's own work shares its interpreter), and
-    wait a moment when told the map server is busy, as map clients do."""
+    of ``WINDOWS`` measurements, so that another program's burst on a shared machine is not the server's); on a
+    machine so loaded that the p99 before the attack is over 20 ms, within ``LOADED_MACHINE_FACTOR`` times that.
+    A server a map request holds answers in seconds or not at all, loaded or not.  The attackers are other
+    processes, as they would be (only the server's own work shares its interpreter), and wait a moment when
+    told the map server is busy, as map clients do."""
     hostile = [{**WEB_CLIENT_TILE, "layers": layer, "bbox": HUGE},
                {**WEB_CLIENT_TILE, "width": "4096", "height": "4096", "layers": f"{layer},{layer}",
                 "bbox": "1113194,4865942,1224514,5012341"},
                {**WEB_CLIENT_TILE, "width": "2896", "height": "2896", "layers": ",".join([layer] * 4),
                 "bbox": "1000000,4800000,1300000,5100000"}]
+    with httpx.Client(base_url=socket_server, timeout=5) as client:
+        before = hello_p99(client)
+    allowed = max(0.1, LOADED_MACHINE_FACTOR * before)
     attackers = [subprocess.Popen([sys.executable, "-c", ATTACKER, socket_server, alice.token,
                                    json.dumps(hostile[n % len(hostile)])], stdout=subprocess.PIPE, text=True)
                  for n in range(6)]
-    windows = []
+    windows: list[float] = []
+    answered: list[str] = []
     attack_started = time.monotonic()
     try:
         with httpx.Client(base_url=socket_server, timeout=5) as client:
             time.sleep(1.0)  # the drawing processes are busy
             for _ in range(WINDOWS):
                 windows.append(hello_p99(client))
-                if windows[-1] < 0.1:
+                if windows[-1] < allowed:
                     break
         # hostile maps wait in the queue rather than being refused at once: let the first ones be answered
-        time.sleep(max(0.0, MIN_ATTACK_SECONDS - (time.monotonic() - attack_started)))
+        # (a loaded machine starts the attackers' interpreters late, so this waits for an answer, not a time)
+        answered += first_answers(attackers, attack_started + MIN_ATTACK_SECONDS, attack_started + 90)
     finally:
         for attacker in attackers:
             attacker.kill()
-        answered = [line.strip() for attacker in attackers for line in attacker.communicate()[0].splitlines()]
+        answered += [line.strip() for attacker in attackers for line in attacker.communicate()[0].splitlines()]
         server.services.maps.map_server.reads.close()  # the draws still running end now, not in 30 s
-    assert min(windows) < 0.1, f"p99 of each window: {[f'{w * 1000:.0f} ms' for w in windows]}"
+    assert min(windows) < allowed, (f"p99 before the attack {before * 1000:.0f} ms, of each window during it: "
+                                    f"{[f'{w * 1000:.0f} ms' for w in windows]}")
     assert answered and set(answered) <= {"200", "503"}, answered
 
 
