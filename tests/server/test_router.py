@@ -144,3 +144,18 @@ def test_a_router_with_routes_already_adds_more_one_by_one() -> None:
     ours.add_routes(table("more"))
     assert summary(ours.find("/first"))[0] == "first"  # type: ignore[index]
     assert summary(ours.find("/ws/abc"))[0] == "more one workspace"  # type: ignore[index]
+
+
+
+def test_a_falcon_keeping_its_tree_otherwise_gets_its_routes_one_by_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where falcon's router no longer keeps its tree where the copy looks for it, the routes are added as
+    falcon adds them, and route the same."""
+    def moved(table: object) -> None:
+        raise AttributeError("'CompiledRouter' object has no attribute '_roots'")
+
+    monkeypatch.setattr("wasdi_server.api.router._shapes", {})
+    monkeypatch.setattr("wasdi_server.api.router._build_shape", moved)
+    ours = StaticFirstRouter()
+    ours.add_routes([(template, Named(name)) for template, name in ROUTES.items()])
+    _, reference = routers()
+    assert [summary(ours.find(p)) for p in PATHS] == [summary(reference.find(p)) for p in PATHS]

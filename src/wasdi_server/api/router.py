@@ -73,15 +73,21 @@ class StaticFirstRouter(CompiledRouter):
                 raise ValueError("uri_template must start with '/'")
             if "//" in template:
                 raise ValueError("uri_template may not contain '//'")
-        shape = self._shape_of(table) if self._takes_a_shape() else None
+        try:
+            shape = self._shape_of(table) if self._takes_a_shape() else None
+            if shape is not None:
+                clones: dict[int, CompiledRouterNode] = {}
+                roots = [self._clone(node, shape, table, clones) for node in shape.roots]
+                return_values = [clones[id(node)] for node in shape.return_values]
+        except AttributeError:  # falcon's router keeps its tree otherwise (a newer 4.x): built as falcon does
+            shape = None
         if shape is None:
             for number, (template, resource) in enumerate(table, start=1):
                 self.add_route(template, resource, compile=number == len(table))
             return
         self._static.clear()
-        clones: dict[int, CompiledRouterNode] = {}
-        self._roots = [self._clone(node, shape, table, clones) for node in shape.roots]
-        self._return_values = [clones[id(node)] for node in shape.return_values]
+        self._roots = roots
+        self._return_values = return_values
         self._patterns = shape.patterns
         self._converters = shape.converters
         self._finder_src = shape.finder_src
