@@ -31,6 +31,8 @@ import time
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from wasdi_sdk.atomic_files import fsync_file
+
 from ..dates import now_ms
 from ..providers.outbound import OutboundPolicy, OutboundRefused, open_stream, redact
 from ..providers.search.base import DownloadAuth
@@ -183,7 +185,7 @@ def fetch_http(ctx: OperationContext, url: str, partial: Path, timeout: float, *
         with phases.timing("checksum"):
             transfer.check(shown)
         with phases.timing("fsync"):
-            os.fsync(handle.fileno())
+            fsync_file(partial)  # the one fsync helper (atomic_files), as every durable write uses
     return transfer.done
 
 
