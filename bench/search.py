@@ -14,7 +14,7 @@ bytes, and ``python -m wasdi_server serve`` whose ``stac`` provider is that API.
    in a process of its own) ÷ ``curl -o`` of the same URL followed by an
    ``fsync`` of the file (the server makes an import durable before it says DONE), as MB/s (target >= 0.8x), into a
    workspace in use (a small import into it first: the server's first import loads what later ones reuse, and a
-   workspace's first read starts its reader), then into a new workspace (its reader starts during the import), and
+   workspace's first read starts its reader), then into a new workspace (a spare reader reads it), and
    the server's peak resident memory during the import (``VmHWM``, reset before it), and where the import's time
    went: the phases the server's log line of the import names (``launcher/phases.py``: pick-up from the queue,
    connect, receive, write, checksum, fsync, place, the ingestion read in a boxed reader, the records), the

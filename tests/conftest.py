@@ -149,6 +149,9 @@ class Server:
     def __init__(self, data_dir: Path, **settings: Any) -> None:
         # No package index unless a test serves one: listings must not wait on an index this machine cannot reach.
         settings.setdefault("package_index_url", "")
+        # No spare reader started ahead (about half a second of a processor each, and another after every read it
+        # does) unless a test asks: tests/server/test_spare_readers.py does; the end-to-end servers keep the default.
+        settings.setdefault("map_spare_readers", 0)
         self.settings = load_settings(data_dir=data_dir, environ={}, **settings)
         self.app: WasdiApp = create_app(self.settings)
         self.http = testing.TestClient(self.app)

@@ -311,7 +311,8 @@ def build_services(settings: Settings, store: Store | None = None, mailer: Maile
     processes = ProcessService(c("process_workspaces"), messages, workspaces, users, settings.node_code)
     # users' rasters are read only by boxed readers (a world of the workspace's folder, no network)
     reads = ReaderPool(settings.map_draw_workers, settings.map_draw_seconds, settings.map_wait_seconds,
-                       settings.map_queue, boxed=settings.app_isolation != "off")
+                       settings.map_queue, boxed=settings.app_isolation != "off",
+                       spares=settings.map_spare_readers, spare_root=settings.data_dir / "readers")
     map_server = make_map_server(settings.map_server, settings.data_dir, reads, settings.styles_root,
                                  settings.layer_max_pixels, settings.map_cache_bytes)
     styles.publishers.append(map_server)

@@ -232,6 +232,10 @@ class Settings:
     Retry-After."""
     map_queue: int = 64
     """Map requests and product reads that may wait for a reader at once (beyond: a 503 at once)."""
+    map_spare_readers: int = Field(default=1, ge=0)
+    """Readers kept started ahead, beyond ``map_draw_workers``, each seeing an empty folder of its own: a new file
+    (an import's) is read by one at once, not after a reader of its workspace starts; used once, then replaced
+    (about 75 MiB of memory each)."""
     search_providers: list[dict[str, Any]] = field(default_factory=list)
     """Search providers: ``[[search_providers]]`` tables with ``code``, ``type`` (``local`` or ``stac``)
     and their options (docs/search.md); env: a JSON list."""

@@ -116,8 +116,8 @@ def download(ctx: OperationContext) -> bool:
     workspace = services.workspaces.load(ctx.workspace_id)
     target = products.file_path(workspace, file_name)
     target.parent.mkdir(parents=True, exist_ok=True)
-    # the reader of this workspace's folder starts while the bytes arrive, not after them
-    products.warm_reader(workspace)
+    # the reader that will read the file starts while the bytes arrive, not after them
+    products.warm_reader(workspace, file_name)
     partial = target.with_name(temporary_name(file_name))
     try:
         if url.lower().startswith("file:"):

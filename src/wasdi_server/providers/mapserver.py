@@ -325,9 +325,8 @@ class LocalMapServer:
                          key=lambda e: e.stat().st_mtime, reverse=True)
         for entry in folders[:count]:
             layer = self.layer(entry.name)
-            warm = getattr(self.reads, "warm", None)
-            if layer is not None and warm is not None:
-                warm(self.reader_folders(layer))
+            if layer is not None:
+                self.reads.warm(self.reader_folders(layer))
 
     def render_rgba(self, layer_id: str, style_name: str | None, crs: str, bbox: tuple[float, float, float, float],
                     width: int, height: int) -> Any:

@@ -52,5 +52,16 @@ class RasterReads(Protocol):
         """The answer of ``job`` run by a reader that sees ``read_only`` (and may write ``read_write``);
         ``ReadRefused`` when it cannot."""
 
+    def read_one_file(self, kind: str, file: Path) -> ReadAnswer:
+        """The answer of a ``kind`` job about ``file`` alone (it names no other file), run by a reader that sees
+        that file or its folder, whichever is ready sooner; ``ReadRefused`` when it cannot."""
+
+    def warm(self, read_only: Sequence[Path], read_write: Sequence[Path] = ()) -> bool:
+        """Start a reader of these folders now, for a read that will follow (True: one is starting)."""
+
+    @property
+    def spares_ready(self) -> int:
+        """Readers started ahead that ``read_one_file`` would use now."""
+
     def close(self) -> None:
         """Stop every reader."""

@@ -227,6 +227,32 @@ def read_product(path: Path, guard: OpenGuard | None = None) -> ProductInfo:
     return info
 
 
+SELF_CONTAINED_SUFFIXES = frozenset({".tif", ".tiff", ".zip", ".nc", ".nc4", ".jp2", ".h5", ".hdf", ".he5",
+                                     ".grib", ".grib2", ".grb", ".png", ".jpg", ".jpeg"})
+"""Formats that never name another file (a VRT, an ENVI header, a BEAM-DIMAP header do), sidecars aside."""
+
+
+def stands_alone(path: Path) -> bool:
+    """Whether GDAL reads ``path`` without any other file: a regular file (not a link) of a self-contained format
+    with no other entry of its folder named after it (``x.tfw``, ``x.tif.aux.xml``, ``x.tif.ovr``,
+    ``x.tif.msk``), and not text (GDAL knows a VRT by its content, whatever its name).  Such a file can be read
+    by a reader that sees it alone."""
+    if path.suffix.lower() not in SELF_CONTAINED_SUFFIXES or path.is_symlink() or not path.is_file():
+        return False
+    stem = path.name.split(".", 1)[0]
+    try:
+        # no link followed, never blocked by a FIFO put in its place since the checks above
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        with os.fdopen(descriptor, "rb") as file:
+            if file.read(256).lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<"):
+                return False
+        with os.scandir(path.parent) as entries:
+            return not any(e.name != path.name and (e.name == stem or e.name.startswith(stem + "."))
+                           for e in entries)
+    except OSError:
+        return False
+
+
 def folder_or_file_size(path: Path) -> int:
     if path.is_dir():
         return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())

@@ -16,6 +16,13 @@ and its reader killed (a thread stuck in GDAL cannot be stopped; a process can).
 reads: the tiles of one layer go to the reader that has its dataset open.  ``warm`` starts a reader before
 the first read of a world.
 
+Spare readers (``spares``, from the pool's first read or warm on) are started ahead with an empty folder of their
+own as their only one, so a file of a workspace no reader sees yet is read without waiting for a world to start
+(an import's ingestion into a new workspace): ``read_one_file`` hard-links the file into a spare's folder, the
+spare reads it, and is then stopped (it has seen a user's file) and replaced in the background.  A spare's
+folder is on the data disk beside the workspaces (a hard link cannot cross disks: there the read goes to a reader
+of the file's folder, as does a read when no spare is ready).
+
 With ``boxed`` false (``app_isolation = off``, an operator's choice for a one-user laptop) readers are plain
 processes (the reference checks still apply).  With ``boxed`` true where worlds cannot be built, every read
 is refused with the sentence naming what to install.
@@ -27,8 +34,10 @@ import contextlib
 import json
 import logging
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections import deque
@@ -154,7 +163,7 @@ class ReaderPool:
     """``workers`` boxed readers; ``read`` queues a job for one that sees its folders (``RasterReads``)."""
 
     def __init__(self, workers: int = 2, seconds: float = 30.0, wait_seconds: float = 10.0, queue: int = 64,
-                 boxed: bool = True) -> None:
+                 boxed: bool = True, spares: int = 0, spare_root: Path | None = None) -> None:
         self.workers = max(1, workers)
         self.seconds = seconds
         """How long a reader may take over one read."""
@@ -174,6 +183,13 @@ class ReaderPool:
         self._closed = False
         self._spawner = ThreadPoolExecutor(1, thread_name_prefix="reader-spawner")
         self._warming: set[WorldKey] = set()
+        self.spares = max(0, spares) if spare_root is not None else 0
+        """Spare readers kept ready (beyond ``workers``) for ``read_one_file``."""
+        self.spare_root = spare_root
+        self._spare_ready: list[_Reader] = []
+        self._spare_starting = 0
+        if spare_root is not None and self.spares:
+            _remove_dead_spare_folders(spare_root)
 
     # -- the queue ------------------------------------------------------------------------------
     def _assign(self) -> None:
@@ -252,6 +268,7 @@ class ReaderPool:
     # -- reading --------------------------------------------------------------------------------
     def read(self, job: ReadJob, *, read_only: Sequence[Path], read_write: Sequence[Path] = ()) -> ReadAnswer:
         """The answer of ``job`` from a reader that sees ``read_only`` and ``read_write`` only."""
+        self._keep_spares()
         key = world_key(read_only, read_write)
         reader = self._take(key)
         try:
@@ -264,24 +281,100 @@ class ReaderPool:
                 except OSError as e:
                     log.warning("%s", e)
                     raise ReadRefused("the file could not be read") from e
-            return reader.run(job, self.seconds)
-        except TimeoutError:
-            assert reader is not None
-            self._stop(reader)
-            reader = None
-            raise ReadRefused(f"the file took longer than {self.seconds:g} seconds to read: ask for a smaller map "
-                              "or fewer layers", busy=True) from None
-        except (EOFError, OSError, ValueError) as e:
-            if reader is not None:
-                self._stop(reader)
+            try:
+                return self._run(reader, job)
+            except _ReaderStopped:
                 reader = None
-            log.warning("a file reader ended unexpectedly: %s", e)
-            raise ReadRefused("the file could not be read") from e
+                raise
         finally:
             self._give_back(reader)
 
+    def _run(self, reader: _Reader, job: ReadJob) -> ReadAnswer:
+        """``reader``'s answer to ``job``; a reader that timed out or broke is stopped (``_ReaderStopped``)."""
+        try:
+            return reader.run(job, self.seconds)
+        except TimeoutError:
+            self._stop(reader)
+            raise _ReaderStopped(f"the file took longer than {self.seconds:g} seconds to read: ask for a smaller "
+                                 "map or fewer layers", busy=True) from None
+        except (EOFError, OSError, ValueError) as e:
+            self._stop(reader)
+            log.warning("a file reader ended unexpectedly: %s", e)
+            raise _ReaderStopped("the file could not be read") from e
+
+    def read_one_file(self, kind: str, file: Path) -> ReadAnswer:
+        """The answer of a ``kind`` job about ``file`` alone (a product file that names no other file): from a
+        reader of the file's folder when one is running or starting, else from a spare reader that sees that
+        file and nothing else when one is ready, else from a reader of the folder started for it.  The spare's
+        answer names the file by its own path, as the folder's reader's would."""
+        self._keep_spares()
+        key = world_key((file.parent,), ())
+        with self._lock:
+            folder_reader = key in self._warming or any(r.key == key for r in self._started)
+            spare = self._spare_ready.pop(0) if self._spare_ready and not folder_reader and not self._closed \
+                else None
+        if spare is not None:
+            folder = Path(spare.key[0][0])
+            seen = folder / file.name
+            try:
+                os.link(file, seen, follow_symlinks=False)
+            except OSError as e:  # another disk (or no such file): the spare saw nothing, it stays a spare
+                log.debug("a spare reader cannot see %s: %s", file.name, e)
+                with self._lock:
+                    self._spare_ready.append(spare)
+                spare = None
+        if spare is None:
+            return self.read(ReadJob(kind, (str(file),)), read_only=(file.parent,))
+        try:
+            answer = self._run(spare, ReadJob(kind, (str(seen),)))
+            return ReadAnswer(_renamed(answer.value, str(seen), str(file)), answer.payload)
+        finally:
+            self._stop(spare)
+            shutil.rmtree(folder, ignore_errors=True)
+            self._keep_spares()
+
+    # -- spares ---------------------------------------------------------------------------------
+    def _keep_spares(self) -> None:
+        """Start spare readers until ``spares`` are ready or starting."""
+        with self._lock:
+            missing = 0 if self._closed else self.spares - len(self._spare_ready) - self._spare_starting
+            if missing <= 0:
+                return
+            self._spare_starting += missing
+        for _ in range(missing):
+            threading.Thread(target=self._start_spare, name="reader-spare", daemon=True).start()
+
+    def _start_spare(self) -> None:
+        assert self.spare_root is not None
+        folder: Path | None = None
+        reader: _Reader | None = None
+        try:
+            self.spare_root.mkdir(parents=True, exist_ok=True)
+            folder = Path(tempfile.mkdtemp(prefix=f"{os.getpid()}-", dir=self.spare_root))
+            reader = self._start(world_key((folder,), ()))
+        except (OSError, ReadRefused) as e:  # the next read tries again; reads go to folders' readers meanwhile
+            log.warning("a spare file reader could not be started: %s", e)
+        with self._lock:
+            self._spare_starting -= 1
+            keep = reader is not None and not self._closed
+            if keep:
+                assert reader is not None
+                self._spare_ready.append(reader)
+        if not keep:
+            if reader is not None:
+                self._stop(reader)
+            if folder is not None:
+                shutil.rmtree(folder, ignore_errors=True)
+
+    @property
+    def spares_ready(self) -> int:
+        """Spare readers ready now."""
+        with self._lock:
+            return len(self._spare_ready)
+
     def warm(self, read_only: Sequence[Path], read_write: Sequence[Path] = ()) -> bool:
         """Start a reader of this world now, in the background, if a slot is free (True: one is starting)."""
+        self._keep_spares()
         key = world_key(read_only, read_write)
         with self._lock:
             if self._closed or self._live >= self.workers or key in self._warming \
@@ -308,9 +401,13 @@ class ReaderPool:
             readers = list(self._started)
             self._started.clear()
             self._idle.clear()
+            spare_folders = [Path(r.key[0][0]) for r in self._spare_ready]
+            self._spare_ready.clear()
             self._changed.notify_all()
         for reader in readers:
             reader.kill()
+        for folder in spare_folders:
+            shutil.rmtree(folder, ignore_errors=True)
         self._spawner.shutdown(wait=False)
 
     def process_ids(self) -> list[int]:
@@ -323,3 +420,39 @@ class ReaderPool:
         """Reads waiting for a reader now."""
         with self._lock:
             return len(self._waiting)
+
+
+class _ReaderStopped(ReadRefused):
+    """A read refused because its reader timed out or broke: the reader was stopped."""
+
+
+def _renamed(value: Any, seen: str, own: str) -> Any:
+    """``value`` (a reader's JSON answer) with the path a spare saw a file under replaced by the file's own."""
+    if isinstance(value, str):
+        return value.replace(seen, own)
+    if isinstance(value, list):
+        return [_renamed(v, seen, own) for v in value]
+    if isinstance(value, dict):
+        return {k: _renamed(v, seen, own) for k, v in value.items()}
+    return value
+
+
+def _remove_dead_spare_folders(root: Path) -> None:
+    """Spare folders left by a server that ended without closing its pool (each is named after its process):
+    they may hold a link to a user's file."""
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(root):
+            owner = entry.name.split("-", 1)[0]
+            alive = owner.isdigit() and (int(owner) == os.getpid() or _process_alive(int(owner)))
+            if not alive:
+                shutil.rmtree(entry.path, ignore_errors=True)
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

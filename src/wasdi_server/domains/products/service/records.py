@@ -97,19 +97,27 @@ class ProductRecords:
         if not readers.rasterio_available():  # no reader has GDAL either: file-level facts, nothing opened
             return readers.read_product(path)
         try:
-            answer = self.reads.read(ReadJob("product", (str(path),)), read_only=(self.workspaces.folder(workspace),))
+            if readers.stands_alone(path):  # a reader started ahead may read it: none of this folder need start
+                answer = self.reads.read_one_file("product", path)
+            else:
+                answer = self.reads.read(ReadJob("product", (str(path),)),
+                                         read_only=(self.workspaces.folder(workspace),))
             return readers.product_info_from(answer.value)
         except ReadRefused as e:
             raise ServerFailure(f"{path.name} could not be read: {e.message}") from e
         except (ValueError, KeyError, TypeError) as e:
             raise ServerFailure(f"{path.name} could not be read") from e
 
-    def warm_reader(self, workspace: dict[str, Any]) -> None:
-        """Start a reader of ``workspace``'s folder now, in the background, for a read that will follow (an
-        import's ingestion): it starts while other work goes on, not when the read is asked."""
-        warm = getattr(self.reads, "warm", None)
-        if warm is not None and readers.rasterio_available():
-            warm((self.workspaces.folder(workspace),))
+    def warm_reader(self, workspace: dict[str, Any], file_name: str) -> None:
+        """Start a reader of ``workspace``'s folder now, in the background, for a read of ``file_name`` that will
+        follow (an import's ingestion): it starts while other work goes on, not when the read is asked.  Not
+        when a spare reader is ready for a file of that format: it will read it, and a reader starting meanwhile
+        would only take the processor from the transfer."""
+        if not readers.rasterio_available():
+            return
+        if Path(file_name).suffix.lower() in readers.SELF_CONTAINED_SUFFIXES and self.reads.spares_ready:
+            return
+        self.reads.warm((self.workspaces.folder(workspace),))
 
     def read_metadata(self, workspace: dict[str, Any], path: Path) -> dict[str, Any]:
         """The metadata tree of ``path``, a file of ``workspace``'s folder, read by a boxed reader."""
