@@ -3,6 +3,7 @@ types this server cannot build, and which package specs may reach an installer."
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -68,6 +69,23 @@ def test_a_build_that_cannot_look_up_the_index_says_why_and_what_to_do(tmp_path:
     with pytest.raises(EngineError, match="failed"):
         engine.deploy(layout(tmp_path), lines.append)
     assert lines[-1] == NAME_LOOKUP_HINT, lines[-5:]
+
+
+def test_a_stop_ends_a_build_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A build asked to stop (its operation stopped, the server stopping) ends its installer, not after it."""
+    monkeypatch.setenv("UV_INDEX_URL", "https://no-such-index.invalid/simple")  # uv would retry it for seconds
+    engine = PythonEngine(LIBRARY)
+    stop = threading.Event()
+    lines: list[str] = []
+
+    def log(line: str) -> None:
+        lines.append(line)
+        if line.startswith("installing"):
+            stop.set()
+
+    with pytest.raises(EngineError, match="was stopped"):
+        engine.deploy(layout(tmp_path), log, stop=stop)
+    assert NAME_LOOKUP_HINT not in lines  # ended, not failed on the name
 
 
 def test_a_package_that_cannot_be_found_fails_the_build_with_the_installer_output(tmp_path: Path) -> None:

@@ -82,12 +82,18 @@ def test_a_unix_socket_of_a_listener_outside_the_box_cannot_be_reached(own: Path
     listener.bind(str(path))
     listener.listen(4)
     accepted: list[bytes] = []
+    done = threading.Event()
 
     def answer() -> None:
-        listener.settimeout(15)
-        try:
-            connection, _ = listener.accept()
-        except OSError:
+        listener.settimeout(0.1)
+        deadline = time.monotonic() + 15
+        while not done.is_set() and time.monotonic() < deadline:
+            try:
+                connection, _ = listener.accept()
+                break
+            except OSError:
+                continue
+        else:
             return
         with connection:
             accepted.append(connection.recv(100))
@@ -103,8 +109,9 @@ def test_a_unix_socket_of_a_listener_outside_the_box_cannot_be_reached(own: Path
     try:
         results = hostile(Box(), own, attacks, path=str(path))
     finally:
-        listener.close()
+        done.set()
         thread.join(20)
+        listener.close()
     refused(results)
     assert accepted == []
 
@@ -226,9 +233,12 @@ def marked_python_sleepers(mark: str) -> list[int]:
 
 # -- the network ---------------------------------------------------------------------------------------------
 def test_listen_without_bind_is_not_reachable_from_outside(own: Path) -> None:
-    code = ("import socket, time\ns = socket.socket()\ns.listen(4)\nprint('port', s.getsockname()[1], flush=True)\n"
-            "s.settimeout(15)\ntry:\n    c, _ = s.accept(); c.sendall(b'from inside'); print('accepted', flush=True)\n"
-            "except OSError:\n    print('nobody came', flush=True)\n"
+    # it waits for a connection until the test has tried every address (it writes "tried"), 15 s at most
+    code = ("import os, socket, time\ns = socket.socket()\ns.listen(4)\nprint('port', s.getsockname()[1], flush=True)\n"
+            "s.settimeout(0.1)\nend = time.monotonic() + 15\n"
+            "while not os.path.exists('tried') and time.monotonic() < end:\n"
+            "    try:\n        c, _ = s.accept(); c.sendall(b'from inside'); print('accepted', flush=True); break\n"
+            "    except OSError:\n        continue\nelse:\n    print('nobody came', flush=True)\n"
             "open('output.txt', 'w').write(open('input.txt').read().upper())\n")
     lines: list[str] = []
     runner = threading.Thread(target=lambda: Box().run(python_job(code, write=[own], cwd=own),
@@ -245,6 +255,7 @@ def test_listen_without_bind_is_not_reachable_from_outside(own: Path) -> None:
                 reached.append(connection.recv(100))
         except OSError:
             continue
+    (own / "tried").touch()
     runner.join(40)
     assert reached == [] and "nobody came" in lines, lines
     assert (own / "output.txt").read_text() == "SCENE"

@@ -430,6 +430,27 @@ def test_a_crash_during_a_forced_reupload_never_leaves_new_files_under_the_old_r
             ("2", True, ["DEPLOYPROCESSOR", "DEPLOYPROCESSOR"], [])
 
 
+def test_the_servers_stop_ends_a_running_build_as_stopped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server stopping asks its running operations to stop: a build ends its installer and is STOPPED, the app
+    neither deployed nor left marked as being deployed (before, the stop waited for the installer, up to 10 s,
+    and left the record for the restart to call an error)."""
+    monkeypatch.setenv("UV_INDEX_URL", "https://no-such-index.invalid/simple")  # the build waits on uv's retries
+    server = Server(tmp_path / "data")
+    alice = server.add_user("alice@example.org")
+    upload(server, server.services.users.active_user(alice.user_id), tmp_path)
+    deadline = time.monotonic() + 30
+    while not server.services.processes.processes.find(productName="floodmapper", status="RUNNING"):
+        assert time.monotonic() < deadline, "the build never started"
+        time.sleep(0.02)
+    server.close()
+
+    with restarted(tmp_path) as server:
+        build = server.services.processes.processes.find(productName="floodmapper")[0]
+        assert build["status"] == "STOPPED", build
+        doc = server.services.apps.records.by_name("floodmapper")
+        assert (doc["deployed"], doc["deploymentOngoing"]) == (False, False)
+
+
 def test_a_crash_while_an_apps_files_are_updated_is_finished_at_the_start(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     server = Server(tmp_path / "data")

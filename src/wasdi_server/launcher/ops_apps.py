@@ -126,11 +126,12 @@ def _locked_build(ctx: OperationContext, title: str) -> bool:
     log = BuildLog(layout, ctx, fresh=True)
     log(f"{title} of {doc['name']} (type {doc.get('type')})")
     try:
-        apps.engine(doc).deploy(layout, log)
+        apps.engine(doc).deploy(layout, log, stop=ctx.stop_event)
         services.app_environments.refresh(doc)
     except EngineError as e:
-        log.failed(e)
         apps.records.processors.update(doc["processorId"], {"deploymentOngoing": False, "deployed": False})
+        ctx.check_stopped()  # asked to stop (or the server is stopping): STOPPED, not a failed build
+        log.failed(e)
         services.messages.send("INFO", f"GURU MEDITATION<br>There was an error {title.lower()}ing {doc['name']} :(",
                                ctx.workspace_id or None)
         raise OperationFailed(str(e)) from e
@@ -161,10 +162,11 @@ def _update_library(ctx: OperationContext) -> bool:
     layout = services.apps.layout(doc)
     log = BuildLog(layout, ctx, fresh=False)
     try:
-        services.apps.engine(doc).update_library(layout, log)
+        services.apps.engine(doc).update_library(layout, log, stop=ctx.stop_event)
         if not services.apps.keeps_copies:  # the package list on record is the main node's environment's
             services.app_environments.refresh(doc)
     except EngineError as e:
+        ctx.check_stopped()
         log.failed(e)
         services.messages.send("INFO", f"GURU MEDITATION<br>There was an error re-deploying {doc['name']} :(",
                                ctx.workspace_id or None)
@@ -187,8 +189,9 @@ def _update_environment(ctx: OperationContext) -> bool:
     log = BuildLog(layout, ctx, fresh=False)
     command = str(ctx.parameter.get("updateCommand") or "")
     try:
-        services.app_environments.apply(doc, command, log)
+        services.app_environments.apply(doc, command, log, ctx.stop_event)
     except EngineError as e:
+        ctx.check_stopped()
         log.failed(e)
         raise OperationFailed(str(e)) from e  # the launcher's KO message says why
     ctx.set_payload(command or "refresh")

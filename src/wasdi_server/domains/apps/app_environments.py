@@ -16,6 +16,7 @@ changes to it queued as ENVIRONMENTUPDATE operations.
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING, Any
 
 from ...dates import format_ms_or_none, now_ms
@@ -132,16 +133,18 @@ class AppEnvironmentService:
                                             parameter={"processorId": doc["processorId"], **parameter})
         return str(record["processObjId"])
 
-    def apply(self, doc: dict[str, Any], command: str, log: Any) -> None:
-        """Run one queued command in the environment and record it (the ENVIRONMENTUPDATE operation)."""
+    def apply(self, doc: dict[str, Any], command: str, log: Any, stop: threading.Event | None = None) -> None:
+        """Run one queued command in the environment and record it (the ENVIRONMENTUPDATE operation); ``stop``
+        set ends it (``EngineError``)."""
         parsed = parse_command(command)
         if self.apps.keeps_copies:  # a compute node's copy: the history and package list are the main node's
             if parsed is not None:
-                self.apps.engine(doc).update_environment(self.apps.layout(doc), parsed[0], parsed[1], log)
+                self.apps.engine(doc).update_environment(self.apps.layout(doc), parsed[0], parsed[1], log,
+                                                         stop=stop)
             return
         if parsed is not None:
             action, spec = parsed
-            self.apps.engine(doc).update_environment(self.apps.layout(doc), action, spec, log)
+            self.apps.engine(doc).update_environment(self.apps.layout(doc), action, spec, log, stop=stop)
             history = [*(doc.get("environmentActions") or []), f"{format_ms_or_none(now_ms())} {action} {spec}"]
             self.records.processors.update(doc["processorId"], {"environmentActions": history})
         self.refresh(self.records.get(doc["processorId"]) or doc)

@@ -4,6 +4,7 @@ make, the engine's refusal, and this node's copies of the main node's apps (``no
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,11 +37,14 @@ class AppLayout:
 class AppEngine(Protocol):
     """The calls of one engine family the app rules (and this node's copies of apps) make."""
 
-    def deploy(self, app: AppLayout, log: LogLine) -> None:
-        """Build (or rebuild) the app's environment from its files; ``EngineError`` when it cannot."""
+    def deploy(self, app: AppLayout, log: LogLine, *, stop: threading.Event | None = None) -> None:
+        """Build (or rebuild) the app's environment from its files; ``EngineError`` when it cannot, or when
+        ``stop`` is set meanwhile (the program building it is ended)."""
 
-    def update_environment(self, app: AppLayout, action: str, package: str, log: LogLine) -> None:
-        """``addPackage`` / ``removePackage`` / ``upgradePackage`` one validated package spec."""
+    def update_environment(self, app: AppLayout, action: str, package: str, log: LogLine, *,
+                           stop: threading.Event | None = None) -> None:
+        """``addPackage`` / ``removePackage`` / ``upgradePackage`` one validated package spec (``stop``: as
+        ``deploy``'s)."""
 
     def packages(self, app: AppLayout) -> list[dict[str, str]]:
         """The packages of the app's environment now: ``{"name", "version"}`` each."""

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,14 +38,17 @@ class Engine(Protocol):
 
     family: str
 
-    def deploy(self, app: AppLayout, log: LogLine) -> None:
-        """Build (or rebuild) the app's environment from its files; ``EngineError`` when it cannot."""
+    def deploy(self, app: AppLayout, log: LogLine, *, stop: threading.Event | None = None) -> None:
+        """Build (or rebuild) the app's environment from its files; ``EngineError`` when it cannot, or when
+        ``stop`` is set meanwhile (the program building it is ended)."""
 
-    def update_library(self, app: AppLayout, log: LogLine) -> None:
-        """Refresh the official library in the app's environment."""
+    def update_library(self, app: AppLayout, log: LogLine, *, stop: threading.Event | None = None) -> None:
+        """Refresh the official library in the app's environment (``stop``: as ``deploy``'s)."""
 
-    def update_environment(self, app: AppLayout, action: str, package: str, log: LogLine) -> None:
-        """``addPackage`` / ``removePackage`` / ``upgradePackage`` one validated package spec."""
+    def update_environment(self, app: AppLayout, action: str, package: str, log: LogLine, *,
+                           stop: threading.Event | None = None) -> None:
+        """``addPackage`` / ``removePackage`` / ``upgradePackage`` one validated package spec (``stop``: as
+        ``deploy``'s)."""
 
     def packages(self, app: AppLayout) -> list[dict[str, str]]:
         """The packages of the app's environment now: ``{"name", "version"}`` each."""

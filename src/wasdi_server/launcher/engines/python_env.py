@@ -26,6 +26,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
@@ -160,13 +161,15 @@ class PythonEngine:
         write = [app.home]
         return Job(command, env, app.home, read=read, write=write, connect_ports=_proxy_ports())
 
-    def _box_run(self, app: AppLayout, command: list[str], on_output: LogLine, timeout: float) -> int:
-        """Run an installer command in the box; its exit code (``EngineError`` when it could not run)."""
+    def _box_run(self, app: AppLayout, command: list[str], on_output: LogLine, timeout: float,
+                 stop: threading.Event | None = None) -> int:
+        """Run an installer command in the box; its exit code (``EngineError`` when it could not run, or was
+        ended because ``stop`` was set)."""
         job = self._build_job(app, command)
         for folder in job.write:
             folder.mkdir(parents=True, exist_ok=True)
         try:
-            outcome = self.box.run(job, on_output=on_output, timeout=timeout)
+            outcome = self.box.run(job, on_output=on_output, timeout=timeout, stop=stop)
         except BoxUnavailable as e:
             raise EngineError(str(e)) from e
         except OSError as e:
@@ -178,9 +181,11 @@ class PythonEngine:
             on_output(limits.explain(name))
         if outcome.timed_out:
             raise EngineError(f"{Path(command[0]).name} took longer than {timeout / 60:g} minutes")
+        if outcome.stopped:
+            raise EngineError(f"{Path(command[0]).name} was stopped")
         return outcome.code
 
-    def _call(self, app: AppLayout, command: list[str], log: LogLine) -> None:
+    def _call(self, app: AppLayout, command: list[str], log: LogLine, stop: threading.Event | None = None) -> None:
         no_names: list[str] = []
 
         def watched(line: str) -> None:
@@ -188,7 +193,7 @@ class PythonEngine:
                 no_names.append(line)
             log(line)
 
-        code = self._box_run(app, command, watched, BUILD_TIMEOUT)
+        code = self._box_run(app, command, watched, BUILD_TIMEOUT, stop)
         if code != 0:
             if no_names:
                 log(NAME_LOOKUP_HINT)
@@ -208,7 +213,8 @@ class PythonEngine:
             options += ["--offline", "--no-index"] if self.uv else ["--no-index"]
         return options
 
-    def _install(self, app: AppLayout, specs: list[str], log: LogLine, *extra: str) -> None:
+    def _install(self, app: AppLayout, specs: list[str], log: LogLine, *extra: str,
+                 stop: threading.Event | None = None) -> None:
         if self.uv:
             # Compiled now, while the environment may be written: a run may not write it, and would otherwise
             # compile every module it imports each time it starts (pip compiles by default).
@@ -217,9 +223,9 @@ class PythonEngine:
         else:
             command = [str(self.interpreter(app)), "-m", "pip", "install", "--disable-pip-version-check",
                        *self._index_options(), *extra, *specs]
-        self._call(app, command, log)
+        self._call(app, command, log, stop)
 
-    def deploy(self, app: AppLayout, log: LogLine) -> None:
+    def deploy(self, app: AppLayout, log: LogLine, *, stop: threading.Event | None = None) -> None:
         for file_name, why in NOT_APPLIED.items():
             if (app.folder / file_name).is_file():
                 log(why)
@@ -230,12 +236,12 @@ class PythonEngine:
         app.home.mkdir(parents=True, exist_ok=True)
         if self.uv:
             log(f"creating the environment with uv ({self.python})")
-            self._call(app, [self.uv, "venv", "--quiet", "--python", self.python, str(self.venv(app))], log)
+            self._call(app, [self.uv, "venv", "--quiet", "--python", self.python, str(self.venv(app))], log, stop)
         else:
             log(f"uv cannot run here: creating the environment with venv and pip ({self.python})")
-            self._call(app, [self.python, "-m", "venv", str(self.venv(app))], log)
+            self._call(app, [self.python, "-m", "venv", str(self.venv(app))], log, stop)
         log(f"installing {self.library}" + (f" and {', '.join(specs)}" if specs else ""))
-        self._install(app, [self.library, *specs], log)
+        self._install(app, [self.library, *specs], log, stop=stop)
         log("environment ready")
 
     def _requirements(self, app: AppLayout) -> tuple[list[str], list[str]]:
@@ -248,13 +254,14 @@ class PythonEngine:
         if not self.interpreter(app).exists():
             raise EngineError(f"the app {app.name} has no environment: deploy it first")
 
-    def update_library(self, app: AppLayout, log: LogLine) -> None:
+    def update_library(self, app: AppLayout, log: LogLine, *, stop: threading.Event | None = None) -> None:
         self._require_environment(app)
         log(f"refreshing {self.library}")
         extra = ["--reinstall-package", package_name(self.library)] if self.uv else ["--force-reinstall", "--no-deps"]
-        self._install(app, [self.library], log, *extra)
+        self._install(app, [self.library], log, *extra, stop=stop)
 
-    def update_environment(self, app: AppLayout, action: str, package: str, log: LogLine) -> None:
+    def update_environment(self, app: AppLayout, action: str, package: str, log: LogLine, *,
+                           stop: threading.Event | None = None) -> None:
         self._require_environment(app)
         if action == "removePackage":
             if package_name(package).lower() == package_name(self.library).lower():
@@ -264,10 +271,10 @@ class PythonEngine:
                 command = [self.uv, "pip", "uninstall", "--python", str(self.interpreter(app)), package_name(package)]
             else:
                 command = [str(self.interpreter(app)), "-m", "pip", "uninstall", "-y", package_name(package)]
-            self._call(app, command, log)
+            self._call(app, command, log, stop)
             return
         log(f"{'upgrading' if action == 'upgradePackage' else 'adding'} {package}")
-        self._install(app, [package], log, *(["--upgrade"] if action == "upgradePackage" else []))
+        self._install(app, [package], log, *(["--upgrade"] if action == "upgradePackage" else []), stop=stop)
 
     def packages(self, app: AppLayout) -> list[dict[str, str]]:
         self._require_environment(app)

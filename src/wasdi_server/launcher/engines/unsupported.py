@@ -3,6 +3,7 @@ notebooks): the app is stored, but building or running it ends in ERROR with the
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 from ...domains.apps.engines import AppLayout, EngineError, LogLine
@@ -33,13 +34,14 @@ class UnsupportedEngine:
         return EngineError(f"{reason}, which this server does not have: the app is stored but cannot be "
                            f"built or run here (type {self.app_type})")
 
-    def deploy(self, app: AppLayout, log: LogLine) -> None:
+    def deploy(self, app: AppLayout, log: LogLine, *, stop: threading.Event | None = None) -> None:
         raise self._refuse()
 
-    def update_library(self, app: AppLayout, log: LogLine) -> None:
+    def update_library(self, app: AppLayout, log: LogLine, *, stop: threading.Event | None = None) -> None:
         raise self._refuse()
 
-    def update_environment(self, app: AppLayout, action: str, package: str, log: LogLine) -> None:
+    def update_environment(self, app: AppLayout, action: str, package: str, log: LogLine, *,
+                           stop: threading.Event | None = None) -> None:
         raise self._refuse()
 
     def packages(self, app: AppLayout) -> list[dict[str, str]]:
