@@ -5,6 +5,7 @@ start; it sees that one file and nothing else, is used once, and is replaced."""
 from __future__ import annotations
 
 import os
+import socket
 import time
 import zipfile
 from collections.abc import Callable, Iterator
@@ -118,14 +119,16 @@ def test_without_a_spare_ready_the_folders_reader_reads(tmp_path: Path) -> None:
 
 def test_spare_folders_of_a_server_that_ended_are_removed(tmp_path: Path) -> None:
     root = tmp_path / "readers"
-    dead = root / "4194399-abc"  # above the largest process id Linux gives
-    live = root / f"{os.getpid()}-def"
+    host = socket.gethostname()
+    dead = root / f"4194399@{host}-abc"  # above the largest process id Linux gives
+    live = root / f"{os.getpid()}@{host}-def"
+    elsewhere = root / "4194399@another-machine-ghi"  # a node sharing the data folder: its own to clean
     stray = root / "not-a-spare"
-    for path in (dead, live, stray):
+    for path in (dead, live, elsewhere, stray):
         path.mkdir(parents=True)
     os.link(make_geotiff(tmp_path / "scene.tif", count=1), dead / "scene.tif")
     ReaderPool(spares=1, spare_root=root, boxed=False).close()
-    assert sorted(p.name for p in root.iterdir()) == [live.name]
+    assert sorted(p.name for p in root.iterdir()) == sorted([live.name, elsewhere.name])
 
 
 @pytest.mark.parametrize("layout, alone", [

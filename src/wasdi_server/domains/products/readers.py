@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...files_beneath import open_regular
+
 log = logging.getLogger("wasdi_server.readers")
 
 NOT_A_RASTER = "not recognized as being in a supported file format"
@@ -237,13 +239,11 @@ def stands_alone(path: Path) -> bool:
     with no other entry of its folder named after it (``x.tfw``, ``x.tif.aux.xml``, ``x.tif.ovr``,
     ``x.tif.msk``), and not text (GDAL knows a VRT by its content, whatever its name).  Such a file can be read
     by a reader that sees it alone."""
-    if path.suffix.lower() not in SELF_CONTAINED_SUFFIXES or path.is_symlink() or not path.is_file():
+    if path.suffix.lower() not in SELF_CONTAINED_SUFFIXES:
         return False
     stem = path.name.split(".", 1)[0]
     try:
-        # no link followed, never blocked by a FIFO put in its place since the checks above
-        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-        with os.fdopen(descriptor, "rb") as file:
+        with open_regular(path.parent, path.name) as file:  # a link, a folder, a FIFO: OSError
             if file.read(256).lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<"):
                 return False
         with os.scandir(path.parent) as entries:

@@ -35,6 +35,7 @@ import json
 import logging
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -350,7 +351,7 @@ class ReaderPool:
         reader: _Reader | None = None
         try:
             self.spare_root.mkdir(parents=True, exist_ok=True)
-            folder = Path(tempfile.mkdtemp(prefix=f"{os.getpid()}-", dir=self.spare_root))
+            folder = Path(tempfile.mkdtemp(prefix=_spare_prefix(), dir=self.spare_root))
             reader = self._start(world_key((folder,), ()))
         except (OSError, ReadRefused) as e:  # the next read tries again; reads go to folders' readers meanwhile
             log.warning("a spare file reader could not be started: %s", e)
@@ -437,13 +438,21 @@ def _renamed(value: Any, seen: str, own: str) -> Any:
     return value
 
 
+def _spare_prefix() -> str:
+    """A spare folder's name begins with its server's process and machine (``<pid>@<host>-``)."""
+    return f"{os.getpid()}@{socket.gethostname()}-"
+
+
 def _remove_dead_spare_folders(root: Path) -> None:
-    """Spare folders left by a server that ended without closing its pool (each is named after its process):
-    they may hold a link to a user's file."""
+    """Spare folders left by a server of this machine that ended without closing its pool: they may hold a link
+    to a user's file.  Another machine's (a data folder shared by nodes) are left to that machine."""
+    host = socket.gethostname()
     with contextlib.suppress(OSError):
         for entry in os.scandir(root):
-            owner = entry.name.split("-", 1)[0]
-            alive = owner.isdigit() and (int(owner) == os.getpid() or _process_alive(int(owner)))
+            pid, at, rest = entry.name.partition("@")
+            if at and rest.rsplit("-", 1)[0] != host:
+                continue
+            alive = bool(at) and pid.isdigit() and (int(pid) == os.getpid() or _process_alive(int(pid)))
             if not alive:
                 shutil.rmtree(entry.path, ignore_errors=True)
 
