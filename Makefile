@@ -6,9 +6,12 @@ DATA_DIR ?= ./.wasdi-data
 # HOST and PORT reach `serve` only when given (`make run PORT=18081`): otherwise the settings decide
 # (WASDI_SERVER_PORT, a --config file; default 127.0.0.1:8080).
 SERVE_ADDRESS = $(if $(HOST), --host $(HOST))$(if $(PORT), --port $(PORT))
-# Two workers; a module whose tests share one costly fixture is named in tests/conftest.py's ONE_WORKER and runs
-# on one worker, and the longest slow tests (its FIRST) start first.
-PYTEST = $(BIN)/python -m pytest -n 2 --dist loadgroup
+# Three workers on two cores: a test waiting on a server, a subprocess or a deadline leaves its core to another
+# (with two, the processors were 80 % busy over a run; with three, 93 %). A module whose tests share one costly
+# fixture is named in tests/conftest.py's ONE_WORKER and runs on one worker; the longest slow tests (its FIRST)
+# start first and the quick ones fill the end.
+PYTEST_WORKERS ?= 3
+PYTEST = $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup
 # Python's bytecode caches on: with PYTHONDONTWRITEBYTECODE set (some shells and CI images set it), every test
 # worker, server, CLI command and boxed reader would compile this project's modules (and pytest rewrite every
 # test module) again at each start: collecting the tests alone took 12 s instead of 5.
@@ -56,10 +59,9 @@ test: $(VENV)/.stamp-test stage
 	$(BIN)/mypy --strict src/wasdi_sdk src/wasdi_server src/wasdi_cli src/wasdi_command_line
 	@# The layers: an import that points up (type-only ones too) fails here ([tool.importlinter] of pyproject.toml).
 	$(BIN)/lint-imports
-	@# Two stages: the quick tests (make test-quick's), then the slow ones (tests/conftest.py's SLOW).
-	$(PYTEST) -m 'not slow and not install' tests
-	$(PYTEST) -m 'slow and not install' tests
-	@# The workers of -n 2 swallow prints: the counts are printed by one more, quick, run.
+	@# Every test in one run: the slow ones (tests/conftest.py's SLOW) and the quick ones (make test-quick's).
+	$(PYTEST) -m 'not install' tests
+	@# The workers of -n swallow prints: the counts are printed by one more, quick, run.
 	@$(BIN)/python -m pytest tests/test_coverage.py::test_counts -q -s --no-header | head -2
 
 # The inner loop: ruff, then every test but the slow ones (no mypy, no end-to-end servers, no docs build).

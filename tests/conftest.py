@@ -43,15 +43,15 @@ SLOW = (
     "server/test_broker.py",  # the built-in broker over a real socket
     "server/test_sftp_service.py",  # OpenSSH's sftp client against the SFTP service
     "server/test_stac_real.py",  # stac-fastapi-pgstac over pgstac, loaded for the module, and EODAG
+    "server/test_wms_hostile.py",  # attackers' maps against the readers while a user's map is timed (15 s)
     "server/test_box_world.py",  # runs attacking the channels around the box, in bubblewrap worlds
     "server/test_box_proxy_index.py",  # a deploy through the proxy door from the package index
     "server/test_box_package_cache.py",  # hostile builds against other apps' caches
     "server/test_boxed_readers.py",  # hostile rasters against the boxed GDAL readers
     "server/test_notebook_proxy.py",  # a real boxed JupyterLab through the server's own address
-    "server/test_files_beneath.py",  # the symlink race, 20 s against repeated downloads
 )
-"""Where the slow tests are (paths under tests/): ``make test`` runs them after the others, ``make test-quick``
-does not run them."""
+"""Where the slow tests are (paths under tests/): ``make test`` runs them first, ``make test-quick`` does not run
+them."""
 
 
 ONE_WORKER = (
@@ -62,33 +62,39 @@ ONE_WORKER = (
     "e2e/test_nodes_e2e.py",  # a deployment of several node processes over PostgreSQL for the module
     "e2e/test_connection_storm.py",  # a real server for the module
     "docs/test_site.py",  # the site built once for the module (its xdist_group mark says the same)
+    "server/test_stac_real.py",  # the real STAC server (a session fixture: one per worker that runs a test of it)
 )
-"""Modules whose tests share a costly module-scoped fixture: under ``make test``'s ``-n 2 --dist loadgroup`` each
+"""Modules whose tests share a costly module-scoped fixture: under ``make test``'s ``-n 3 --dist loadgroup`` each
 is one unit of work (``pytest_xdist_make_scheduler`` below), so its tests run on one worker and the fixture is made
 once, not once per worker."""
 
 FIRST = (
-    # the longest single tests of the slow stage (--durations, -n 2, load 5-10): 134 s, 81 s, 71 s, 56 s, 52 s
+    # the longest single tests and units of make test's run (--durations, -n 3, idle machine): 49 s, 33 s, 39 s (a
+    # unit), 14 s, 14 s, 13 s, then five of about 10 s and two of 9 s
     "e2e/test_readme_tour.py",
-    "e2e/test_crash_cascades_e2e.py",  # five tests of 50-81 s
-    "e2e/test_crash_e2e.py",  # 71 s and 55 s
-    "server/test_stac_real.py",
     "docs/test_tutorials.py",
-    # the longest files one after the other (load 5-11): 225 s, 136 s, 82 s
+    "server/test_stac_real.py",
+    "packaging/test_dependencies.py",
+    "e2e/test_terminal.py",
+    "e2e/test_database_restart_e2e.py",
+    "e2e/test_crash_cascades_e2e.py",
+    "e2e/test_crash_e2e.py",
+    # the longest files one after the other: 54 s, 47 s, 16 s
     "server/test_apps.py",
-    "server/test_crash_atomic.py",
+    "e2e/test_apps_e2e.py",
     "server/test_fuzz.py",
     "e2e/",
 )
-"""Slow paths that take longest, started first: a stage ends when its last test does, and long tests started
-last leave one worker idle while the other finishes them. (The modules of ``ONE_WORKER``, each one unit, are
+"""Slow paths that take longest, started first: a run ends when its last test does, and long tests started
+last leave the other workers idle while one finishes them. (The modules of ``ONE_WORKER``, each one unit, are
 handed out before any single test anyway.) The other tests keep the order they are collected in."""
 
 
 @pytest.hookimpl(tryfirst=True)  # before ``-m`` selects by the marks
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Marks ``slow`` every test under a path of ``SLOW``, and puts the tests under a path of ``FIRST`` before the
-    other slow tests (the quick ones first of all, in a run of both)."""
+    other slow tests, and the quick ones last: in ``make test``'s one run of both, the many short tests fill the
+    end while the long ones, started first, finish."""
     rank: dict[int, int] = {}
     for item in items:
         where = Path(item.path).resolve().relative_to(TESTS).as_posix()
@@ -96,7 +102,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.slow)
             rank[id(item)] = next((n for n, path in enumerate(FIRST) if where.startswith(path)), len(FIRST))
     # A stable sort: each module's tests stay together and in their order; every worker sorts alike.
-    items.sort(key=lambda item: rank.get(id(item), -1))
+    items.sort(key=lambda item: rank.get(id(item), len(FIRST) + 1))
 
 
 def one_worker_scope(nodeid: str, rootpath: Path) -> str | None:
