@@ -39,6 +39,7 @@ from ..dates import parse_epoch_ms
 from ..launcher.box import Box, BoxUnavailable, Job
 from ..launcher.box.doors import RunIdentity
 from ..launcher.box.system import interpreter_paths
+from ..process_ids import process_alive
 
 log = logging.getLogger("wasdi_server.notebooks")
 
@@ -78,7 +79,7 @@ def remove_leftovers() -> int:
             pid = int((folder / OWNER_FILE).read_text(encoding="utf-8").strip())
         except (OSError, ValueError, KeyError):
             continue
-        if pid != os.getpid() and not _alive(pid):
+        if pid != os.getpid() and not process_alive(pid):
             shutil.rmtree(folder, ignore_errors=True)
             removed += 1
     return removed
@@ -88,16 +89,6 @@ def _me() -> str:
     import pwd
 
     return pwd.getpwuid(os.getuid()).pw_name
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 LAB_SOCKET = "lab.sock"

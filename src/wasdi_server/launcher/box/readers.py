@@ -49,6 +49,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+from ...process_ids import process_alive
 from ...providers.raster_reads import ReadAnswer, ReadJob, ReadRefused
 from . import world as worlds
 from .reader_worker import gdal_environment
@@ -452,16 +453,6 @@ def _remove_dead_spare_folders(root: Path) -> None:
             pid, at, rest = entry.name.partition("@")
             if at and rest.rsplit("-", 1)[0] != host:
                 continue
-            alive = bool(at) and pid.isdigit() and (int(pid) == os.getpid() or _process_alive(int(pid)))
+            alive = bool(at) and pid.isdigit() and (int(pid) == os.getpid() or process_alive(int(pid)))
             if not alive:
                 shutil.rmtree(entry.path, ignore_errors=True)
-
-
-def _process_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
