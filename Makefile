@@ -59,8 +59,9 @@ test: $(VENV)/.stamp-test stage
 	$(BIN)/mypy --strict src/wasdi_sdk src/wasdi_server src/wasdi_cli src/wasdi_command_line
 	@# The layers: an import that points up (type-only ones too) fails here ([tool.importlinter] of pyproject.toml).
 	$(BIN)/lint-imports
-	@# Every test in one run: the slow ones (tests/conftest.py's SLOW) and the quick ones (make test-quick's).
-	$(PYTEST) -m 'not install' tests
+	@# Every test in one run: the slow ones (tests/conftest.py's SLOW) and the quick ones (make test-quick's); the
+	@# fifteen longest are listed at the end (what to look at first when the run grows past ten minutes).
+	$(PYTEST) -m 'not install' --durations=15 tests
 	@# The workers of -n swallow prints: the counts are printed by one more, quick, run.
 	@$(BIN)/python -m pytest tests/test_coverage.py::test_counts -q -s --no-header | head -2
 

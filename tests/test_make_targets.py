@@ -20,7 +20,7 @@ def recipe(target: str) -> list[str]:
 
 
 def marker_expressions(lines: list[str]) -> list[str]:
-    return [m.group(1) for line in lines if (m := re.search(r"\$\(PYTEST\) -m '([^']+)' tests$", line))]
+    return [m.group(1) for line in lines if (m := re.search(r"\$\(PYTEST\) .*-m '([^']+)'.* tests$", line))]
 
 
 def test_make_test_runs_every_test_and_test_quick_the_quick_ones() -> None:
