@@ -70,11 +70,10 @@ once, not once per worker."""
 
 FIRST = (
     # the longest single tests and units of make test's run (--durations, -n 3, idle machine): 49 s, 33 s, 39 s (a
-    # unit), 14 s, 14 s, 13 s, then five of about 10 s and two of 9 s
+    # unit), 14 s, 13 s, then five of about 10 s and two of 9 s
     "e2e/test_readme_tour.py",
     "docs/test_tutorials.py",
     "server/test_stac_real.py",
-    "packaging/test_dependencies.py",
     "e2e/test_terminal.py",
     "e2e/test_database_restart_e2e.py",
     "e2e/test_crash_cascades_e2e.py",

@@ -6,10 +6,12 @@ version these tests run with (the floor itself is installed and run by ``test_fl
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.metadata
 import re
 import sys
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -48,6 +50,7 @@ def brought_by(requirement: str) -> set[str]:
     return names
 
 
+@functools.cache
 def imports_of(package: str) -> dict[str, str]:
     """Top-level third-party modules ``package`` imports (function-local imports included) -> a file importing it."""
     found: dict[str, str] = {}
@@ -66,9 +69,16 @@ def imports_of(package: str) -> dict[str, str]:
     return found
 
 
+@functools.cache
+def installed_modules() -> Mapping[str, list[str]]:
+    """Top-level module -> the installed distributions providing it (read once: it walks every distribution's
+    files)."""
+    return importlib.metadata.packages_distributions()
+
+
 def providers(module: str) -> set[str]:
     """The installed distributions that provide the top-level module ``module``."""
-    return {re.sub(r"[-_.]+", "-", d).lower() for d in importlib.metadata.packages_distributions().get(module, [])}
+    return {re.sub(r"[-_.]+", "-", d).lower() for d in installed_modules().get(module, [])}
 
 
 @pytest.mark.parametrize("package", sorted(PACKAGES))
