@@ -2,8 +2,9 @@
 
 It puts the official library in server mode with the run's ``WASDI_*`` variables, loads the parameters
 file, calls ``myProcessor.run()``, and makes sure the run ends: when ``run()`` returns and the app left its
-process RUNNING the status becomes DONE (ERROR when ``run()`` raised).  Everything the app prints, and any
-traceback, goes to stdout/stderr, which the server copies to the run log line by line.
+process RUNNING the status becomes DONE; when ``run()`` raised, it exits 1 and the server writes ERROR once the
+run has ended (and all it printed is in the log).  Everything the app prints, and any traceback, goes to
+stdout/stderr, which the server copies to the run log line by line.
 
 This file is package data of the server, not part of its import graph: it imports only the standard
 library and ``wasdi``.
@@ -129,14 +130,17 @@ def main() -> int:
     sys.stdout.flush()
     sys.stderr.flush()
     mark("app returned")
-    try:
-        status = wasdi.getProcessStatus(wasdi.getProcId())
-        if status not in FINAL:
-            wasdi.updateStatus(outcome, 100 if outcome == "DONE" else -1)
-        else:
-            outcome = status
-    except Exception:
-        traceback.print_exc()
+    # A failed run's ERROR is the server's to write, once the run has ended and all it printed (the traceback's
+    # last line names the error) is in the log: written from here, it could be read before the log was whole.
+    if outcome == "DONE":
+        try:
+            status = wasdi.getProcessStatus(wasdi.getProcId())
+            if status not in FINAL:
+                wasdi.updateStatus(outcome, 100)
+            else:
+                outcome = status
+        except Exception:
+            traceback.print_exc()
     mark("status written")
     return 0 if outcome == "DONE" else 1
 
