@@ -6,11 +6,12 @@ DATA_DIR ?= ./.wasdi-data
 # HOST and PORT reach `serve` only when given (`make run PORT=18081`): otherwise the settings decide
 # (WASDI_SERVER_PORT, a --config file; default 127.0.0.1:8080).
 SERVE_ADDRESS = $(if $(HOST), --host $(HOST))$(if $(PORT), --port $(PORT))
-# Three workers on two cores: a test waiting on a server, a subprocess or a deadline leaves its core to another
-# (with two, the processors were 80 % busy over a run; with three, 93 %). A module whose tests share one costly
-# fixture is named in tests/conftest.py's ONE_WORKER and runs on one worker; the longest slow tests (its FIRST)
-# start first and the quick ones fill the end.
-PYTEST_WORKERS ?= 3
+# Four workers on two cores: a test waiting on a server, a subprocess or a deadline leaves its core to another
+# (with two, the processors were 80 % busy over a run; with three, 94 %), and beside another busy process the
+# tests keep a larger share of the processors (with one CPU-bound process running: 10:48 with three, 9:24 with
+# four). A module whose tests share one costly fixture is named in tests/conftest.py's ONE_WORKER and runs on one
+# worker; the longest slow tests (its FIRST) start first and the quick ones fill the end.
+PYTEST_WORKERS ?= 4
 PYTEST = $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup
 # Python's bytecode caches on: with PYTHONDONTWRITEBYTECODE set (some shells and CI images set it), every test
 # worker, server, CLI command and boxed reader would compile this project's modules (and pytest rewrite every

@@ -64,7 +64,7 @@ ONE_WORKER = (
     "docs/test_site.py",  # the site built once for the module (its xdist_group mark says the same)
     "server/test_stac_real.py",  # the real STAC server (a session fixture: one per worker that runs a test of it)
 )
-"""Modules whose tests share a costly module-scoped fixture: under ``make test``'s ``-n 3 --dist loadgroup`` each
+"""Modules whose tests share a costly module-scoped fixture: under ``make test``'s ``-n 4 --dist loadgroup`` each
 is one unit of work (``pytest_xdist_make_scheduler`` below), so its tests run on one worker and the fixture is made
 once, not once per worker."""
 
